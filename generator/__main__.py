@@ -1,0 +1,85 @@
+"""python3 -m generator {list,emit} [--archs 80;90a] [--kernels F] [--exclude F]
+
+list   print the selected kernel names (one per line), or with --format cmake the
+       generated file names as a CMake list, or with --all-invalid the rejected
+       configurations and why
+emit   render the selected kernels, the registry and kernels.txt into --out
+"""
+import argparse
+import sys
+
+from . import filters
+from .families import FAMILIES
+from .model import ARCH_FROM_CMAKE
+
+
+def parse_archs(text):
+    archs = set()
+    for a in filters.split_patterns(text):
+        a = a.lower().replace("sm_", "").replace("sm", "")
+        if a not in ARCH_FROM_CMAKE:
+            raise SystemExit("generator: unknown architecture '%s' (known: %s)"
+                             % (a, ", ".join(sorted(ARCH_FROM_CMAKE))))
+        archs.add(ARCH_FROM_CMAKE[a])
+    return archs
+
+
+def candidates():
+    """(config, ok, reason) for every enumerated configuration of every family."""
+    for fam in FAMILIES:
+        for c in fam.enumerate():
+            ok, why = fam.is_valid(c)
+            yield fam, c, ok, why
+
+
+def select(archs, include, exclude):
+    by_family = {}
+    for fam, c, ok, _ in candidates():
+        if ok and c.arch in archs:
+            by_family.setdefault(fam, []).append(c)
+    chosen = []
+    for fam, configs in by_family.items():
+        chosen += filters.select(configs, include, exclude, fam.is_default)
+    names = [c.name for c in chosen]
+    if len(names) != len(set(names)):
+        raise SystemExit("generator: duplicate kernel names")
+    return sorted(chosen, key=lambda c: c.name)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["list", "emit"])
+    ap.add_argument("--archs", default="80;90a", help="build targets, e.g. '80;90a'")
+    ap.add_argument("--kernels", default="", help="include filter ('all' = every valid kernel)")
+    ap.add_argument("--exclude", default="", help="exclude filter")
+    ap.add_argument("--out", help="output folder (emit)")
+    ap.add_argument("--format", choices=["names", "cmake"], default="names")
+    ap.add_argument("--all-invalid", action="store_true", help="list rejected configurations")
+    args = ap.parse_args(argv)
+
+    if args.command == "list" and args.all_invalid:
+        for _, c, ok, why in candidates():
+            if not ok:
+                print("%s\t%s" % (c.name, why))
+        return 0
+    configs = select(parse_archs(args.archs), filters.split_patterns(args.kernels),
+                     filters.split_patterns(args.exclude))
+    if args.command == "list":
+        if args.format == "cmake":
+            print(";".join("%s|%s" % (c.arch.value, c.name) for c in configs))
+        else:
+            for c in configs:
+                print(c.name)
+        return 0
+    if not args.out:
+        ap.error("emit needs --out")
+    from . import render
+    written, removed = render.emit(configs, args.out)
+    print("generator: %d kernels, %d files written, %d stale removed"
+          % (len(configs), len(written), len(removed)), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,9 @@
+"""Kernel families. Each module defines:
+  FAMILY, ARCH, TEMPLATE   what it is and which template renders one instantiation
+  enumerate()              every candidate Config of the family (the product of its axes)
+  is_valid(cfg)            (ok, reason): validity rules
+  is_default(cfg)          membership in the default build set (CI-sized)
+"""
+from . import gemv, sm80, sm90
+
+FAMILIES = (sm80, sm90, gemv)

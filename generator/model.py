@@ -1,0 +1,115 @@
+"""Axes of the configuration space as enums with name tables, and the record type.
+
+Tile convention (stated once, kept everywhere): a kernel tile is written in the
+kernel's own orientation. Weights are the register operand of the tensor-core
+instruction, so the FIRST tile dimension runs along N of the problem (weight
+rows), the SECOND along M (tokens), the THIRD along K.
+"""
+import dataclasses
+import enum
+
+
+class Arch(enum.Enum):
+    SM80 = "sm80"
+    SM90A = "sm90a"
+
+
+# compute capability range (major*10+minor, inclusive) a build target runs on
+ARCH_SM_RANGE = {Arch.SM80: (80, 999), Arch.SM90A: (90, 90)}
+# value of W4A16_CUDA_ARCHS entries that select each build target
+ARCH_FROM_CMAKE = {"80": Arch.SM80, "86": Arch.SM80, "89": Arch.SM80, "90": Arch.SM80,
+                   "90a": Arch.SM90A}
+
+
+class Family(enum.Enum):
+    SM80 = "sm80"
+    SM90 = "sm90"
+    GEMV = "gemv"
+
+
+FAMILY_C = {Family.SM80: "W4A16_FAMILY_SM80", Family.SM90: "W4A16_FAMILY_SM90",
+            Family.GEMV: "W4A16_FAMILY_GEMV"}
+
+
+class DType(enum.Enum):
+    F16 = "f16"
+    BF16 = "bf16"
+
+
+DTYPE_C = {DType.F16: "W4A16_DTYPE_F16", DType.BF16: "W4A16_DTYPE_BF16"}
+DTYPE_CUDA = {DType.F16: "__half", DType.BF16: "__nv_bfloat16"}
+
+
+class QuantMode(enum.Enum):
+    PER_COLUMN_SCALE_ONLY = "pc"
+    FINEGRAINED_SCALE_ONLY = "fgs"
+    FINEGRAINED_SCALE_AND_ZEROS = "fgsz"
+
+
+MODE_C = {m: "W4A16_" + m.name for m in QuantMode}
+
+
+class Schedule(enum.Enum):
+    MULTISTAGE = "multistage"
+    COOPERATIVE = "cooperative"
+    PINGPONG = "pingpong"
+    GEMV = "gemv"
+
+
+SCHEDULE_C = {s: "W4A16_SCHEDULE_" + s.name for s in Schedule}
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Config:
+    """One kernel instantiation. `name` is its identity everywhere."""
+    name: str
+    family: Family
+    arch: Arch
+    dtype: DType
+    mode: QuantMode
+    tile_n: int
+    tile_m: int
+    tile_k: int
+    cluster_n: int = 1
+    cluster_m: int = 1
+    cluster_k: int = 1
+    schedule: Schedule = Schedule.MULTISTAGE
+    stages: int = 0
+    split_k: int = 1
+    threads: int = 128
+    smem_bytes: int = 0
+    template: str = ""
+
+    @property
+    def sm_min(self):
+        return ARCH_SM_RANGE[self.arch][0]
+
+    @property
+    def sm_max(self):
+        return ARCH_SM_RANGE[self.arch][1]
+
+    # C spellings used by the templates
+    @property
+    def c_family(self):
+        return FAMILY_C[self.family]
+
+    @property
+    def c_dtype(self):
+        return DTYPE_C[self.dtype]
+
+    @property
+    def cuda_dtype(self):
+        return DTYPE_CUDA[self.dtype]
+
+    @property
+    def c_mode(self):
+        return MODE_C[self.mode]
+
+    @property
+    def c_schedule(self):
+        return SCHEDULE_C[self.schedule]
+
+
+def kernel_prefix(family, dtype, mode):
+    """The general part of every name: w4a16_<family>_<dtype>_u4_<mode>."""
+    return "w4a16_%s_%s_u4_%s" % (family.value, dtype.value, mode.value)

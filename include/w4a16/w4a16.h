@@ -1,0 +1,335 @@
+/*
+ * w4a16.h - the public C API of w4a16: W4A16 GEMM kernels (4-bit integer weights,
+ * fp16/bf16 activations, group-wise scales and zeros) for NVIDIA GPUs.
+ *
+ * The operation (see docs/API.md and DESIGN.md section 1):
+ *
+ *     D[M,N] = alpha * A[M,K] . dequant(W)[N,K]^T  (+ bias[N])
+ *
+ *   A       [M,K] row-major, row stride lda >= K elements, fp16 or bf16
+ *   W       logical [N,K] codes q in [0,15] (like torch.nn.Linear.weight), stored
+ *           in the library's packed layout (N*K/2 bytes, docs/LAYOUT.md), produced
+ *           by w4a16_pack_weights()
+ *   scales  [G,N] row-major, G = K / group_size (G = 1 for per-column), dtype of A
+ *   zeros   [G,N] row-major (FINEGRAINED_SCALE_AND_ZEROS only), dtype of A
+ *   bias    [N] or NULL, dtype of A
+ *   D       [M,N] row-major, row stride ldd >= N elements, dtype of A
+ *
+ * Accumulation is fp32. Dequantization per mode:
+ *   PER_COLUMN_SCALE_ONLY         w = s[n] * (q - 8)
+ *   FINEGRAINED_SCALE_ONLY        w = s[k/g, n] * (q - 8)
+ *   FINEGRAINED_SCALE_AND_ZEROS   w = s[k/g, n] * q + z[k/g, n]
+ *     (GPTQ/AWQ integer zero point zq maps to z = -s * zq)
+ *
+ * Thread-safety: every function is safe to call from several threads at once,
+ * except where its comment says otherwise. Error messages are kept per thread.
+ */
+#ifndef W4A16_H
+#define W4A16_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define W4A16_API
+#elif defined(__GNUC__)
+#define W4A16_API __attribute__((visibility("default")))
+#else
+#define W4A16_API
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------- */
+
+#define W4A16_VERSION_MAJOR 0
+#define W4A16_VERSION_MINOR 1
+#define W4A16_VERSION_PATCH 0
+/** MAJOR*10000 + MINOR*100 + PATCH, e.g. 100 for 0.1.0. */
+#define W4A16_VERSION_NUMBER \
+  (W4A16_VERSION_MAJOR * 10000 + W4A16_VERSION_MINOR * 100 + W4A16_VERSION_PATCH)
+#define W4A16_VERSION_STRING "0.1.0"
+
+/** The library's version number, W4A16_VERSION_NUMBER of the built library. */
+W4A16_API unsigned w4a16_version(void);
+/** The library's version as "MAJOR.MINOR.PATCH"; a static string. */
+W4A16_API const char *w4a16_version_string(void);
+
+/* ------------------------------------------------------------------------- */
+/* Status                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * X(NAME, value, description). Values are explicit and stable: a value is never
+ * reused for another meaning.
+ */
+#define W4A16_STATUS_TABLE(X)                                                       \
+  X(OK, 0, "success")                                                               \
+  X(INVALID_VALUE, 1, "an argument has an invalid value")                           \
+  X(NULL_POINTER, 2, "a required pointer is NULL")                                  \
+  X(INVALID_SHAPE, 3, "M, N, K, lda or ldd is out of range")                        \
+  X(MISALIGNED, 4, "a pointer or stride is not aligned as the kernel needs")        \
+  X(UNSUPPORTED_GROUP_SIZE, 5, "the group size is not supported")                   \
+  X(WORKSPACE_TOO_SMALL, 6, "the workspace is smaller than w4a16_workspace_size()") \
+  X(DTYPE_MISMATCH, 7, "the kernel was built for another activation dtype")         \
+  X(MODE_MISMATCH, 8, "the kernel was built for another quantization mode")         \
+  X(UNKNOWN_KERNEL, 9, "no registered kernel has that name")                        \
+  X(NOT_SUPPORTED, 10, "the kernel cannot implement this problem")                  \
+  X(ARCH_MISMATCH, 11, "the kernel was not built for the present GPU architecture") \
+  X(NO_KERNEL, 12, "no registered kernel can implement this problem on this GPU")   \
+  X(NO_DEVICE, 13, "no CUDA device is present")                                     \
+  X(CUDA_ERROR, 14, "a CUDA runtime call failed (see w4a16_last_cuda_error)")       \
+  X(OUT_OF_MEMORY, 15, "host or device memory could not be allocated")              \
+  X(IO_ERROR, 16, "a file could not be read or written")                            \
+  X(INTERNAL_ERROR, 17, "an internal invariant was violated")
+
+typedef enum w4a16_status {
+#define W4A16_X_(name, value, desc) W4A16_STATUS_##name = value,
+  W4A16_STATUS_TABLE(W4A16_X_)
+#undef W4A16_X_
+} w4a16_status;
+
+/** "W4A16_STATUS_OK" etc.; "W4A16_STATUS_UNKNOWN" for a value not in the table. */
+W4A16_API const char *w4a16_status_name(w4a16_status status);
+/** A one-line English description of the status; never NULL. */
+W4A16_API const char *w4a16_status_string(w4a16_status status);
+/**
+ * The message of the last failing call made by this thread (names the bad value),
+ * or "" if none failed yet. Valid until this thread's next w4a16 call.
+ */
+W4A16_API const char *w4a16_last_error_message(void);
+/**
+ * The last CUDA error (a cudaError_t value as int) seen by this thread's calls,
+ * 0 if none. A CUDA failure is reported as W4A16_STATUS_CUDA_ERROR, never raw.
+ */
+W4A16_API int w4a16_last_cuda_error(void);
+
+/* ------------------------------------------------------------------------- */
+/* Types                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/** Activation / scale / output element type. */
+typedef enum w4a16_dtype { W4A16_DTYPE_F16 = 0, W4A16_DTYPE_BF16 = 1 } w4a16_dtype;
+
+/** Quantization modes, named as in TensorRT-LLM (see the formulas above). */
+typedef enum w4a16_quant_mode {
+  W4A16_PER_COLUMN_SCALE_ONLY = 0,
+  W4A16_FINEGRAINED_SCALE_ONLY = 1,
+  W4A16_FINEGRAINED_SCALE_AND_ZEROS = 2
+} w4a16_quant_mode;
+
+/** Kernel families. */
+typedef enum w4a16_family {
+  W4A16_FAMILY_SM80 = 0, /* mma.sync + ldmatrix + cp.async, multistage; sm80 and later */
+  W4A16_FAMILY_SM90 = 1, /* TMA + wgmma warp-specialized; sm90a only */
+  W4A16_FAMILY_GEMV = 2  /* CUDA-core GEMV for decode (M <= 16); sm80 and later */
+} w4a16_family;
+
+/** Mainloop schedules. */
+typedef enum w4a16_schedule {
+  W4A16_SCHEDULE_MULTISTAGE = 0,  /* sm80 family: cp.async multistage pipeline */
+  W4A16_SCHEDULE_COOPERATIVE = 1, /* sm90: two consumer warpgroups split a tile */
+  W4A16_SCHEDULE_PINGPONG = 2,    /* sm90: two consumer warpgroups alternate tiles */
+  W4A16_SCHEDULE_GEMV = 3         /* CUDA-core GEMV */
+} w4a16_schedule;
+
+/** "f16" / "bf16"; "?" for an unknown value. */
+W4A16_API const char *w4a16_dtype_name(w4a16_dtype dtype);
+/** "PER_COLUMN_SCALE_ONLY" etc.; "?" for an unknown value. */
+W4A16_API const char *w4a16_quant_mode_name(w4a16_quant_mode mode);
+/** "sm80", "sm90", "gemv"; "?" for an unknown value. */
+W4A16_API const char *w4a16_family_name(w4a16_family family);
+/** "multistage", "cooperative", "pingpong", "gemv"; "?" for an unknown value. */
+W4A16_API const char *w4a16_schedule_name(w4a16_schedule schedule);
+
+/**
+ * A problem: what selection and can_implement look at.
+ *  m, n, k      sizes, each >= 1 (kernels state further N, K constraints)
+ *  group_size   elements of K per scale row: 32, 64, 128, 256, ... for the
+ *               FINEGRAINED modes (K must be a multiple); 0 or K for
+ *               PER_COLUMN_SCALE_ONLY (normalized to K)
+ *  lda, ldd     row strides of A and D in elements (>= K, >= N); 0 means K, N
+ *  has_bias     nonzero if a bias vector is given
+ */
+typedef struct w4a16_problem {
+  int64_t m, n, k;
+  int64_t lda, ldd;
+  int group_size;
+  w4a16_quant_mode mode;
+  w4a16_dtype dtype;
+  int has_bias;
+} w4a16_problem;
+
+/**
+ * Arguments of one GEMM: the problem plus device pointers.
+ *  a        device, [M,lda] elements of problem.dtype, 16-byte aligned, lda % 8 == 0
+ *  w        device, packed weights from w4a16_pack_weights (N*K/2 bytes), 16-byte aligned
+ *  scales   device, [G,N] of problem.dtype, 16-byte aligned
+ *  zeros    device, [G,N] of problem.dtype (FINEGRAINED_SCALE_AND_ZEROS), else ignored
+ *  bias     device, [N] of problem.dtype, or NULL (problem.has_bias must agree)
+ *  d        device, [M,ldd] of problem.dtype, 16-byte aligned, ldd % 8 == 0; only
+ *           D[0..M) x [0..N) is written
+ *  alpha    scale applied to the product before the bias
+ */
+typedef struct w4a16_gemm_args {
+  w4a16_problem problem;
+  const void *a;
+  const void *w;
+  const void *scales;
+  const void *zeros;
+  const void *bias;
+  void *d;
+  float alpha;
+} w4a16_gemm_args;
+
+/* ------------------------------------------------------------------------- */
+/* Kernels (the registry)                                                    */
+/* ------------------------------------------------------------------------- */
+
+struct w4a16_kernel_impl; /* private: launch entry point of a compiled kernel */
+
+/**
+ * A registered kernel instantiation. Its name is its identity (file stem, cache
+ * key, bench filter), e.g. "w4a16_sm80_bf16_u4_fgs_64x32x64_s4".
+ * Tiles are in the kernel's orientation: tile_n runs along N of the problem
+ * (weights), tile_m along M (tokens), tile_k along K. Likewise cluster_n/_m/_k.
+ */
+typedef struct w4a16_kernel_desc {
+  const char *name;
+  w4a16_family family;
+  int sm_min, sm_max; /* compute capability as major*10+minor, inclusive */
+  const char *arch;   /* the build target, e.g. "sm80", "sm90a" */
+  w4a16_dtype dtype;
+  w4a16_quant_mode mode;
+  int tile_n, tile_m, tile_k;
+  int cluster_n, cluster_m, cluster_k;
+  w4a16_schedule schedule;
+  int stages;         /* pipeline stages (0 where not applicable) */
+  int split_k;        /* GEMV: K splits per output row block (1 = none) */
+  int threads;        /* threads per CTA */
+  int smem_bytes;     /* dynamic shared memory per CTA */
+  const struct w4a16_kernel_impl *impl; /* NULL in fake tables */
+} w4a16_kernel_desc;
+
+/** Number of kernels compiled into this library. */
+W4A16_API size_t w4a16_kernel_count(void);
+/** Kernel i in name order, or NULL if i >= w4a16_kernel_count(). */
+W4A16_API const w4a16_kernel_desc *w4a16_kernel_get(size_t i);
+/** The kernel of that exact name, or NULL (then the thread's message names it). */
+W4A16_API const w4a16_kernel_desc *w4a16_kernel_find(const char *name);
+/**
+ * A 64-bit FNV-1a hash over the names of all registered kernels, in order:
+ * changes whenever the set of kernels changes (the config cache keys on it).
+ */
+W4A16_API uint64_t w4a16_registry_fingerprint(void);
+
+/**
+ * Whether kernel can implement problem (host-side check; no GPU needed and no
+ * architecture check). Returns OK, or the status naming the first violated rule
+ * (DTYPE_MISMATCH, MODE_MISMATCH, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE,
+ * NOT_SUPPORTED, NULL_POINTER, INVALID_VALUE) with a message.
+ */
+W4A16_API w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kernel,
+                                           const w4a16_problem *problem);
+
+/**
+ * Bytes of device workspace kernel needs for problem, written to *bytes
+ * (0 for most kernels; split-K needs fp32 partials). sm_count: multiprocessors of
+ * the target device (0 = ask the current device). Returns as can_implement.
+ */
+W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
+                                            const w4a16_problem *problem, int sm_count,
+                                            size_t *bytes);
+
+/**
+ * Run D = alpha * A . dequant(W)^T (+ bias) on stream.
+ *
+ * kernel: the kernel to run, or NULL to select one (config cache, else heuristic).
+ * workspace / workspace_bytes: device memory of at least w4a16_workspace_size()
+ * (may be NULL / 0 when that is 0).
+ *
+ * Asynchronous; allocates nothing; can be captured in a CUDA graph. Nothing is
+ * launched and nothing is written when a check fails. Statuses: OK; NULL_POINTER,
+ * INVALID_SHAPE, MISALIGNED, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE (bad argument);
+ * DTYPE_MISMATCH, MODE_MISMATCH, NOT_SUPPORTED (kernel cannot implement it);
+ * WORKSPACE_TOO_SMALL; ARCH_MISMATCH (kernel not built for the current device's
+ * architecture, never launched); NO_KERNEL (no kernel fits, when kernel is NULL);
+ * NO_DEVICE; CUDA_ERROR (launch failed; see w4a16_last_cuda_error()).
+ */
+W4A16_API w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *kernel,
+                                  void *workspace, size_t workspace_bytes, void *stream);
+
+/* ------------------------------------------------------------------------- */
+/* Host helpers: quantize, pack, reference                                   */
+/* ------------------------------------------------------------------------- */
+
+/** Element type of host weight arrays given to w4a16_quantize. */
+typedef enum w4a16_host_type {
+  W4A16_HOST_F32 = 0,
+  W4A16_HOST_F16 = 1, /* IEEE binary16 bits in uint16_t */
+  W4A16_HOST_BF16 = 2 /* bfloat16 bits in uint16_t */
+} w4a16_host_type;
+
+/**
+ * Quantize host weights to 4-bit codes, round-to-nearest.
+ *  weights  host, logical [N,K] row-major, of type wtype
+ *  codes    host, [N,K] uint8 codes in [0,15] (one code per byte, unpacked)
+ *  scales   host, [G,N] of dtype (uint16_t bits), G = K / group_size (1 per-column)
+ *  zeros    host, [G,N] of dtype for FINEGRAINED_SCALE_AND_ZEROS, else may be NULL
+ * Symmetric modes: s = max|w| / 7 (the code range [-8,7] around 8);
+ * asymmetric: s = (max - min) / 15, z = min (so w ~ s*q + z), following
+ * TensorRT-LLM's and GPTQ's round-to-nearest. Scales and zeros are rounded to
+ * dtype first and the codes computed from the rounded values.
+ * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE.
+ */
+W4A16_API w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t n,
+                                      int64_t k, w4a16_quant_mode mode, int group_size,
+                                      w4a16_dtype dtype, uint8_t *codes, uint16_t *scales,
+                                      uint16_t *zeros);
+
+/**
+ * Bytes of the packed weight buffer for [N,K]: N*K/2. Sets *bytes.
+ * Needs N % 16 == 0 and K % 64 == 0 (INVALID_SHAPE otherwise).
+ */
+W4A16_API w4a16_status w4a16_packed_size(int64_t n, int64_t k, size_t *bytes);
+
+/**
+ * Pack logical [N,K] codes (one uint8 in [0,15] per element, row-major) into the
+ * kernels' layout (docs/LAYOUT.md): 16x64 (n x k) tiles, each 512 bytes holding
+ * 32 lanes x 16 bytes of mma-fragment-ordered, nibble-interleaved codes.
+ * All families read this same layout. packed: host, w4a16_packed_size bytes.
+ * Statuses: OK, NULL_POINTER, INVALID_SHAPE, INVALID_VALUE (a code > 15).
+ */
+W4A16_API w4a16_status w4a16_pack_weights(const uint8_t *codes, int64_t n, int64_t k,
+                                          void *packed);
+
+/** The inverse of w4a16_pack_weights: packed -> logical [N,K] codes. */
+W4A16_API w4a16_status w4a16_unpack_weights(const void *packed, int64_t n, int64_t k,
+                                            uint8_t *codes);
+
+/**
+ * CPU reference: D = alpha * A . dequant(W)^T (+ bias) with float64 accumulation.
+ * Host pointers; A, scales, zeros, bias hold dtype bits (uint16_t); codes are the
+ * unpacked logical [N,K] codes; d is double [M,N] (row stride N).
+ * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE.
+ */
+W4A16_API w4a16_status w4a16_reference_gemm(const w4a16_problem *problem, const uint16_t *a,
+                                            const uint8_t *codes, const uint16_t *scales,
+                                            const uint16_t *zeros, const uint16_t *bias,
+                                            float alpha, double *d);
+
+/* bit conversions used by the host helpers (round-to-nearest-even) */
+W4A16_API uint16_t w4a16_float_to_half(float f);
+W4A16_API float w4a16_half_to_float(uint16_t h);
+W4A16_API uint16_t w4a16_float_to_bf16(float f);
+W4A16_API float w4a16_bf16_to_float(uint16_t b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* W4A16_H */

@@ -1,0 +1,58 @@
+// dequant.cuh - int4 -> fp16/bf16 conversion of one packed word (docs/LAYOUT.md).
+//
+// A packed 32-bit word holds 8 codes q in nibble order [e0,e2,e4,e6,e1,e3,e5,e7].
+// u4x8_to_f16x8<SUB> / u4x8_to_bf16x8<SUB> return the four register pairs
+// (e0,e1) (e2,e3) (e4,e5) (e6,e7) as 32-bit words holding (q - SUB) exactly,
+// SUB = 8 for the symmetric modes, 0 for the zero-point mode.
+// Method: OR the nibble under a magic exponent so the 16-bit float equals
+// MAGIC + q exactly (fp16: 1024 + q, 0x6400; bf16: 128 + q, 0x4300), then one
+// packed subtraction of (MAGIC + SUB). Shared by every family: plain integer and
+// packed-float instructions available from sm80 on.
+#ifndef W4A16_COMMON_DEQUANT_CUH
+#define W4A16_COMMON_DEQUANT_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+// d = (a & b) | c in one instruction
+static __device__ __forceinline__ uint32_t w4a16_lop3_and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+template <int SUB>
+static __device__ __forceinline__ void w4a16_u4x8_to_f16x8(uint32_t w, uint32_t out[4]) {
+  // fp16 1024 + SUB and 64 + SUB (the high nibble comes scaled by 16: 1024 + 16 q)
+  const uint32_t kLoSub = (SUB == 8) ? 0x64086408u : 0x64006400u;  // 1032 / 1024
+  const uint32_t kHiMul = 0x2c002c00u;                              // 1/16
+  const uint32_t kHiSub = (SUB == 8) ? 0xd480d480u : 0xd400d400u;  // -72 / -64
+  const uint32_t magic = 0x64006400u;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    uint32_t v = w >> (8 * h);
+    uint32_t lo = w4a16_lop3_and_or(v, 0x000f000fu, magic);
+    uint32_t hi = w4a16_lop3_and_or(v, 0x00f000f0u, magic);
+    __half2 l = __hsub2(*reinterpret_cast<__half2 *>(&lo), *reinterpret_cast<const __half2 *>(&kLoSub));
+    __half2 u = __hfma2(*reinterpret_cast<__half2 *>(&hi), *reinterpret_cast<const __half2 *>(&kHiMul),
+                        *reinterpret_cast<const __half2 *>(&kHiSub));
+    out[2 * h] = *reinterpret_cast<uint32_t *>(&l);
+    out[2 * h + 1] = *reinterpret_cast<uint32_t *>(&u);
+  }
+}
+
+template <int SUB>
+static __device__ __forceinline__ void w4a16_u4x8_to_bf16x8(uint32_t w, uint32_t out[4]) {
+  const uint32_t magic = 0x43004300u;                               // bf16 128
+  const uint32_t kSub = (SUB == 8) ? 0x43084308u : 0x43004300u;     // 136 / 128
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    uint32_t v = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, magic);
+    __nv_bfloat162 r = __hsub2(*reinterpret_cast<__nv_bfloat162 *>(&v),
+                               *reinterpret_cast<const __nv_bfloat162 *>(&kSub));
+    out[i] = *reinterpret_cast<uint32_t *>(&r);
+  }
+}
+
+#endif

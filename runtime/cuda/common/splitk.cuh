@@ -1,0 +1,65 @@
+// splitk.cuh - the deterministic split-K reduction shared by the families.
+//
+// Protocol (runtime/families.c chooses p->split_k; runtime checks workspace):
+// a kernel launched with split_k > 1 writes, for each K slice z in [0, split_k),
+// its fp32 partial sums (no alpha, no bias) to
+//     workspace[(z * M + m) * N + n]            (float, row stride N)
+// and its launch function then enqueues w4a16_splitk_reduce_launch, which sums
+// the slices in the fixed order z = 0, 1, ... (same bits on every run), applies
+// alpha and bias, converts and writes D with row stride ldd.
+#ifndef W4A16_COMMON_SPLITK_CUH
+#define W4A16_COMMON_SPLITK_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+static __device__ __forceinline__ float w4a16_to_float(__half x) { return __half2float(x); }
+static __device__ __forceinline__ float w4a16_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> static __device__ __forceinline__ T w4a16_from_float(float x);
+template <> __device__ __forceinline__ __half w4a16_from_float<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 w4a16_from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// One thread per 4 consecutive outputs of a row (N % 4 == 0 holds for every family).
+template <typename T>
+__global__ void w4a16_splitk_reduce_kernel(const float *__restrict__ ws, int split_k, int m, int n,
+                                           float alpha, const T *__restrict__ bias, T *__restrict__ d,
+                                           int64_t ldd) {
+  const int64_t quads = (int64_t)m * (n / 4);
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
+       q += (int64_t)gridDim.x * blockDim.x) {
+    const int row = (int)(q / (n / 4));
+    const int col = (int)(q % (n / 4)) * 4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int z = 0; z < split_k; ++z) {
+      const float4 v = *reinterpret_cast<const float4 *>(ws + ((int64_t)z * m + row) * n + col);
+      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    }
+    float r[4] = {acc.x * alpha, acc.y * alpha, acc.z * alpha, acc.w * alpha};
+    T out[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if (bias) r[i] += w4a16_to_float(bias[col + i]);
+      out[i] = w4a16_from_float<T>(r[i]);
+    }
+    // 8-byte store: ldd % 8 == 0 and col % 4 == 0 keep it aligned
+    *reinterpret_cast<uint2 *>(d + row * ldd + col) = *reinterpret_cast<uint2 *>(out);
+  }
+}
+
+template <typename T>
+static inline cudaError_t w4a16_splitk_reduce_launch(const float *ws, int split_k, int m, int n,
+                                                     float alpha, const T *bias, T *d, int64_t ldd,
+                                                     int sm_count, cudaStream_t stream) {
+  const int64_t quads = (int64_t)m * (n / 4);
+  int64_t blocks = (quads + 255) / 256;
+  const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;
+  if (blocks > cap) blocks = cap;
+  w4a16_splitk_reduce_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>(ws, split_k, m, n, alpha, bias, d, ldd);
+  return cudaGetLastError();
+}
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * kernel_abi.h - the interface between the C runtime and compiled kernels.
+ *
+ * Each generated instantiation (one .cu file) defines one function
+ *
+ *     extern "C" int <kernel name>_launch(const struct w4a16_launch_params *p,
+ *                                         cudaStream_t stream);
+ *
+ * and the generated registry table points at it through w4a16_kernel_impl.
+ * The runtime has already validated every argument (can_implement, alignment,
+ * workspace, architecture) before calling launch; launch only configures and
+ * launches (raising the dynamic shared-memory limit when needed) and returns
+ * the cudaError_t of the launch as int (0 = cudaSuccess).
+ *
+ * Plain C: included by the C runtime and by CUDA device code.
+ */
+#ifndef W4A16_KERNEL_ABI_H
+#define W4A16_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct w4a16_launch_params {
+  const void *a;      /* [M, lda] activations (dtype of the kernel) */
+  const void *w;      /* packed weights, docs/LAYOUT.md */
+  const void *scales; /* [G, N] */
+  const void *zeros;  /* [G, N] or NULL */
+  const void *bias;   /* [N] or NULL */
+  void *d;            /* [M, ldd] output */
+  void *workspace;    /* device workspace (split-K partials), may be NULL */
+  size_t workspace_bytes;
+  int64_t lda, ldd;   /* elements */
+  int m, n, k;
+  int group_size;     /* K for per-column */
+  float alpha;
+  int sm_count;       /* multiprocessors of the device */
+  int split_k;        /* K splits chosen by the runtime (>= 1) */
+};
+
+typedef int (*w4a16_launch_fn)(const struct w4a16_launch_params *p, void *stream);
+
+struct w4a16_kernel_impl {
+  w4a16_launch_fn launch;
+  /* Returns the cudaError_t of cudaFuncGetAttributes on the kernel's global
+     function: nonzero when the binary holds no image for the present device. */
+  int (*probe)(void);
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
