@@ -78,6 +78,7 @@ class Config:
     split_k: int = 1
     threads: int = 128
     smem_bytes: int = 0
+    min_group: int = 32
     template: str = ""
 
     @property

@@ -212,6 +212,7 @@ typedef struct w4a16_kernel_desc {
   int split_k;        /* GEMV: K splits per output row block (1 = none) */
   int threads;        /* threads per CTA */
   int smem_bytes;     /* dynamic shared memory per CTA */
+  int min_group;      /* smallest fine-grained group size the kernel supports */
   const struct w4a16_kernel_impl *impl; /* NULL in fake tables */
 } w4a16_kernel_desc;
 

@@ -1,0 +1,120 @@
+/* families.c - can_implement, workspace size and split-K choice (host-side rules). */
+#include <inttypes.h>
+
+#include "internal.h"
+
+static int is_finegrained(w4a16_quant_mode m) {
+  return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+}
+
+int64_t w4a16_effective_group(const w4a16_problem *p) {
+  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY && p->group_size == 0) return p->k;
+  return p->group_size;
+}
+
+int64_t w4a16_group_count(const w4a16_problem *p) {
+  int64_t g = w4a16_effective_group(p);
+  return g > 0 ? p->k / g : 0;
+}
+
+w4a16_status w4a16_check_problem(const w4a16_problem *p) {
+  if (!p) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  if (p->dtype != W4A16_DTYPE_F16 && p->dtype != W4A16_DTYPE_BF16)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "dtype %d is not a w4a16_dtype", (int)p->dtype);
+  if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && !is_finegrained(p->mode))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "quant mode %d is not a w4a16_quant_mode", (int)p->mode);
+  if (p->m < 1 || p->m > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "M = %" PRId64 " is out of range [1, 2^31)", p->m);
+  if (p->n < 1 || p->n > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "N = %" PRId64 " is out of range [1, 2^31)", p->n);
+  if (p->k < 1 || p->k > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is out of range [1, 2^31)", p->k);
+  if (p->n % 16 != 0)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "N = %" PRId64 " is not a multiple of 16 (packed layout)", p->n);
+  if (p->k % 64 != 0)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is not a multiple of 64 (packed layout)", p->k);
+  int64_t lda = p->lda ? p->lda : p->k, ldd = p->ldd ? p->ldd : p->n;
+  if (lda < p->k || p->lda < 0)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "lda = %" PRId64 " is smaller than K = %" PRId64, p->lda, p->k);
+  if (ldd < p->n || p->ldd < 0)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "ldd = %" PRId64 " is smaller than N = %" PRId64, p->ldd, p->n);
+  if (lda % 8 != 0)
+    return w4a16_fail(W4A16_STATUS_MISALIGNED, "lda = %" PRId64 " is not a multiple of 8 elements (16 bytes)", lda);
+  if (ldd % 8 != 0)
+    return w4a16_fail(W4A16_STATUS_MISALIGNED, "ldd = %" PRId64 " is not a multiple of 8 elements (16 bytes)", ldd);
+  int64_t g = w4a16_effective_group(p);
+  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY) {
+    if (g != p->k)
+      return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE,
+                        "group size %d with PER_COLUMN_SCALE_ONLY: must be 0 or K = %" PRId64, p->group_size, p->k);
+  } else {
+    if (g != 32 && g != 64 && g != 128 && g != 256)
+      return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE,
+                        "group size %d is not supported (32, 64, 128, 256, or PER_COLUMN_SCALE_ONLY)", p->group_size);
+    if (p->k % g != 0)
+      return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is not a multiple of the group size %" PRId64,
+                        p->k, g);
+  }
+  return W4A16_STATUS_OK;
+}
+
+w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_problem *p) {
+  if (!kd) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernel is NULL");
+  w4a16_status st = w4a16_check_problem(p);
+  if (st != W4A16_STATUS_OK) return st;
+  if (kd->dtype != p->dtype)
+    return w4a16_fail(W4A16_STATUS_DTYPE_MISMATCH, "kernel %s is for %s activations, the problem is %s", kd->name,
+                      w4a16_dtype_name(kd->dtype), w4a16_dtype_name(p->dtype));
+  if (kd->mode != p->mode)
+    return w4a16_fail(W4A16_STATUS_MODE_MISMATCH, "kernel %s is for %s, the problem is %s", kd->name,
+                      w4a16_quant_mode_name(kd->mode), w4a16_quant_mode_name(p->mode));
+  if (kd->tile_n <= 0 || kd->tile_m <= 0 || kd->tile_k <= 0)
+    return w4a16_fail(W4A16_STATUS_INTERNAL_ERROR, "kernel %s has an empty tile", kd->name);
+  if (p->n % kd->tile_n != 0)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs N %% %d == 0, N = %" PRId64, kd->name,
+                      kd->tile_n, p->n);
+  if (p->k % kd->tile_k != 0)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs K %% %d == 0, K = %" PRId64, kd->name,
+                      kd->tile_k, p->k);
+  int64_t g = w4a16_effective_group(p);
+  if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && g < kd->min_group)
+    return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "kernel %s needs group size >= %d, got %" PRId64,
+                      kd->name, kd->min_group, g);
+  if (kd->family == W4A16_FAMILY_GEMV && p->m > kd->tile_m)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "GEMV kernel %s handles M <= %d, M = %" PRId64, kd->name,
+                      kd->tile_m, p->m);
+  return W4A16_STATUS_OK;
+}
+
+int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
+  if (kd->split_k <= 1 || sm_count <= 0) return 1;
+  int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
+  int64_t k_iters = p->k / kd->tile_k;
+  if (tiles >= sm_count) return 1;
+  int best = 1;
+  for (int s = 2; s <= kd->split_k && s <= k_iters; ++s) {
+    if (k_iters % s != 0) continue;
+    best = s;
+    if (tiles * s >= sm_count) break;
+  }
+  return best;
+}
+
+w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count,
+                                  size_t *bytes) {
+  if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
+  *bytes = 0;
+  w4a16_status st = w4a16_can_implement(kd, p);
+  if (st != W4A16_STATUS_OK) return st;
+  if (sm_count < 0) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is negative", sm_count);
+  if (sm_count == 0) {
+    w4a16_device_info info;
+    st = w4a16_current_device(&info);
+    if (st != W4A16_STATUS_OK) return st;
+    sm_count = info.sm_count;
+  }
+  int split = w4a16_choose_split_k(kd, p, sm_count);
+  if (split > 1) *bytes = (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float);
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}

@@ -1,0 +1,75 @@
+/* gemm.c - w4a16_gemm: validate everything, guard the architecture, launch. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "select_internal.h"
+#include "w4a16_build_config.h"
+
+static int misaligned(const void *p) { return ((uintptr_t)p & 15u) != 0; }
+
+static w4a16_status check_pointers(const w4a16_gemm_args *a) {
+  const w4a16_problem *p = &a->problem;
+  if (!a->a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "A (args->a) is NULL");
+  if (!a->w) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "packed weights (args->w) are NULL");
+  if (!a->scales) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "scales (args->scales) are NULL");
+  if (!a->d) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "D (args->d) is NULL");
+  if (p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS && !a->zeros)
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "zeros (args->zeros) are NULL with FINEGRAINED_SCALE_AND_ZEROS");
+  if (p->has_bias && !a->bias)
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem.has_bias is set but args->bias is NULL");
+  if (!p->has_bias && a->bias)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->bias is given but problem.has_bias is 0");
+  struct { const void *ptr; const char *name; } ptrs[] = {
+      {a->a, "A"}, {a->w, "packed weights"}, {a->scales, "scales"}, {a->d, "D"},
+      {p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? a->zeros : NULL, "zeros"},
+      {a->bias, "bias"}};
+  for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
+    if (ptrs[i].ptr && misaligned(ptrs[i].ptr))
+      return w4a16_fail(W4A16_STATUS_MISALIGNED, "%s pointer %p is not 16-byte aligned", ptrs[i].name, ptrs[i].ptr);
+  if (a->alpha != a->alpha) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "alpha is NaN");
+  return W4A16_STATUS_OK;
+}
+
+w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *kernel, void *workspace,
+                        size_t workspace_bytes, void *stream) {
+  if (!args) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "args is NULL");
+  const w4a16_problem *p = &args->problem;
+  w4a16_status st = w4a16_check_problem(p);
+  if (st != W4A16_STATUS_OK) return st;
+  if ((st = check_pointers(args)) != W4A16_STATUS_OK) return st;
+  if (kernel && (st = w4a16_can_implement(kernel, p)) != W4A16_STATUS_OK) return st;
+
+  w4a16_device_info dev;
+  if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  if (!kernel) {
+    kernel = w4a16_select_kernel(p, dev.sm_count, dev.cc);
+    if (!kernel)
+      return w4a16_fail(W4A16_STATUS_NO_KERNEL,
+                        "no kernel of this library (built for %s) can run M=%" PRId64 " N=%" PRId64 " K=%" PRId64
+                        " group=%d %s %s on the device sm_%d",
+                        W4A16_BUILT_ARCHS, p->m, p->n, p->k, p->group_size, w4a16_quant_mode_name(p->mode),
+                        w4a16_dtype_name(p->dtype), dev.cc);
+  }
+  if ((st = w4a16_kernel_runs_here(kernel, &dev)) != W4A16_STATUS_OK) return st;
+
+  int split = w4a16_choose_split_k(kernel, p, dev.sm_count);
+  size_t need = split > 1 ? (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float) : 0;
+  if (workspace_bytes < need || (need && !workspace))
+    return w4a16_fail(W4A16_STATUS_WORKSPACE_TOO_SMALL, "kernel %s needs %zu bytes of workspace, got %zu%s",
+                      kernel->name, need, workspace ? workspace_bytes : (size_t)0, workspace ? "" : " (NULL)");
+  if (need && misaligned(workspace))
+    return w4a16_fail(W4A16_STATUS_MISALIGNED, "workspace pointer %p is not 16-byte aligned", workspace);
+
+  struct w4a16_launch_params lp = {
+      .a = args->a, .w = args->w, .scales = args->scales,
+      .zeros = p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? args->zeros : NULL,
+      .bias = p->has_bias ? args->bias : NULL, .d = args->d, .workspace = workspace,
+      .workspace_bytes = workspace_bytes, .lda = p->lda ? p->lda : p->k, .ldd = p->ldd ? p->ldd : p->n,
+      .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
+      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = split};
+  int e = kernel->impl->launch(&lp, stream);
+  if (e != 0) return w4a16_fail_cuda(e, kernel->name);
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}

@@ -1,0 +1,63 @@
+/* internal.h - runtime internals shared by the C files (not installed). */
+#ifndef W4A16_INTERNAL_H
+#define W4A16_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "registry.h"
+#include "w4a16/w4a16.h"
+
+#if defined(__GNUC__)
+#define W4A16_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define W4A16_PRINTF(a, b)
+/* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
+w4a16_status w4a16_check_problem(const w4a16_problem *problem);
+
+/*
+ * Architecture guard: OK if kernel may launch on the device described by info
+ * (compute capability inside [sm_min, sm_max] and the binary holds an image for
+ * the device), else ARCH_MISMATCH with a message naming both architectures.
+ */
+w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16_device_info *info);
+
+#endif
+
+/* Record status and a printf-style message for this thread; returns status. */
+w4a16_status w4a16_fail(w4a16_status status, const char *fmt, ...) W4A16_PRINTF(2, 3);
+/* Clear this thread's message (start of a public call that succeeded). */
+void w4a16_clear_error(void);
+/* Record a CUDA error code for this thread; returns W4A16_STATUS_CUDA_ERROR with a message. */
+w4a16_status w4a16_fail_cuda(int cuda_error, const char *what);
+
+/* Properties of the current device, cached per device ordinal. */
+typedef struct w4a16_device_info {
+  int ordinal;
+  int cc;        /* major*10 + minor */
+  int sm_count;
+  int max_smem_optin;
+} w4a16_device_info;
+/* OK, NO_DEVICE or CUDA_ERROR (with message). */
+w4a16_status w4a16_current_device(w4a16_device_info *info);
+
+/* Normalized group size: K for PER_COLUMN_SCALE_ONLY (0 means K), else as given. */
+int64_t w4a16_effective_group(const w4a16_problem *p);
+/* Number of scale rows G = K / group. */
+int64_t w4a16_group_count(const w4a16_problem *p);
+/* Bytes of one element of dtype (2). */
+static inline size_t w4a16_dtype_bytes(w4a16_dtype d) { (void)d; return 2; }
+
+/* Split-K factor the runtime launches kernel with (>= 1); see runtime/cuda/common/splitk.cuh. */
+int w4a16_choose_split_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
+
+/* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
+w4a16_status w4a16_check_problem(const w4a16_problem *problem);
+
+/*
+ * Architecture guard: OK if kernel may launch on the device described by info
+ * (compute capability inside [sm_min, sm_max] and the binary holds an image for
+ * the device), else ARCH_MISMATCH with a message naming both architectures.
+ */
+w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16_device_info *info);
+
+#endif

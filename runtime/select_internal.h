@@ -1,0 +1,37 @@
+/* select_internal.h - selection internals: the hook w4a16_gemm uses when no kernel
+   is given, the log sink, and the pieces of the heuristic and the cache that tests
+   reach directly (not installed). */
+#ifndef W4A16_SELECT_INTERNAL_H
+#define W4A16_SELECT_INTERNAL_H
+
+#include "internal.h"
+#include "w4a16/select.h"
+
+/* The kernel to run problem on the current device, described by sm_count SMs and
+   compute capability cc: the config cache's first entry that can implement it and
+   runs here, else the heuristic's first pick; NULL (with the thread's message set)
+   if none can. Memoized per problem; thread-safe. */
+const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, int sm_count, int cc);
+
+/* Send one diagnostic line to the log callback (printf-style). */
+void w4a16_log(w4a16_log_level level, const char *fmt, ...) W4A16_PRINTF(2, 3);
+
+/* The heuristic over an explicit rule table (tests hand their own rules).
+   dev: when non-NULL, also require w4a16_kernel_runs_here(kernel, dev) (the
+   table must then be the registry); when NULL, only sm_min <= cc <= sm_max. */
+w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size_t nrules,
+                                         const w4a16_kernel_desc *table, size_t count, int sm_count,
+                                         int cc, const w4a16_device_info *dev,
+                                         const w4a16_problem *problem, int requested,
+                                         w4a16_heuristic_result out[], int *returned);
+
+/* The cost model's estimate (microseconds) of kernel on problem with split-K
+   factor split on a device of sm_count SMs; *waves_eff receives the waves
+   efficiency (may be NULL). Exposed for tests. */
+float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kernel, const w4a16_problem *problem,
+                                  int sm_count, int split, float *waves_eff);
+
+/* Bumped whenever the entries of any config cache change (selection memo key). */
+unsigned w4a16_cache_generation(void);
+
+#endif

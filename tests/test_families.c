@@ -1,0 +1,113 @@
+/* test_families.c - can_implement, workspace size and split-K on a fake table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+static const w4a16_kernel_desc fake_sm80 = {
+    .name = "fake_sm80", .family = W4A16_FAMILY_SM80, .sm_min = 80, .sm_max = 999, .arch = "sm80",
+    .dtype = W4A16_DTYPE_BF16, .mode = W4A16_FINEGRAINED_SCALE_ONLY, .tile_n = 128, .tile_m = 16, .tile_k = 128,
+    .cluster_n = 1, .cluster_m = 1, .cluster_k = 1, .schedule = W4A16_SCHEDULE_MULTISTAGE, .stages = 4,
+    .split_k = 8, .threads = 128, .smem_bytes = 40000, .min_group = 32, .impl = NULL};
+static const w4a16_kernel_desc fake_gemv = {
+    .name = "fake_gemv", .family = W4A16_FAMILY_GEMV, .sm_min = 80, .sm_max = 999, .arch = "sm80",
+    .dtype = W4A16_DTYPE_F16, .mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS, .tile_n = 64, .tile_m = 8, .tile_k = 64,
+    .cluster_n = 1, .cluster_m = 1, .cluster_k = 1, .schedule = W4A16_SCHEDULE_GEMV, .split_k = 1, .threads = 256,
+    .min_group = 64};
+
+static void expect(w4a16_status got, w4a16_status want, const char *needle) {
+  assert_int_equal(got, want);
+  if (needle && !strstr(w4a16_last_error_message(), needle)) {
+    fprintf(stderr, "message '%s' does not contain '%s'\n", w4a16_last_error_message(), needle);
+    fail();
+  }
+}
+
+static void test_can_implement_rules(void **state) {
+  (void)state;
+  w4a16_problem p = test_problem(16, 4096, 4096, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  expect(w4a16_can_implement(&fake_sm80, &p), W4A16_STATUS_OK, NULL);
+  expect(w4a16_can_implement(NULL, &p), W4A16_STATUS_NULL_POINTER, "kernel");
+  expect(w4a16_can_implement(&fake_sm80, NULL), W4A16_STATUS_NULL_POINTER, "problem");
+  w4a16_problem q = p; q.m = 0;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "M = 0");
+  q = p; q.n = -128;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "N = -128");
+  q = p; q.k = 0;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "K = 0");
+  q = p; q.n = 4100;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "N = 4100");
+  q = p; q.k = 4000;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "K = 4000");
+  q = p; q.n = 4096 + 64;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_NOT_SUPPORTED, "N % 128");
+  q = p; q.k = 4096 + 64; q.group_size = 64;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_NOT_SUPPORTED, "K % 128");
+  q = p; q.lda = 4000;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "lda = 4000");
+  q = p; q.lda = 4100;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_MISALIGNED, "lda = 4100");
+  q = p; q.ldd = 4097;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_MISALIGNED, "ldd = 4097");
+  q = p; q.ldd = 100;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "ldd = 100");
+  q = p; q.group_size = 96;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "96");
+  q = p; q.group_size = 0;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "group size 0");
+  q = p; q.k = 4096 + 128; q.group_size = 256;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "multiple of the group size 256");
+  q = p; q.dtype = W4A16_DTYPE_F16;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_DTYPE_MISMATCH, "fake_sm80");
+  q = p; q.dtype = (w4a16_dtype)5;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_VALUE, "dtype 5");
+  q = p; q.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_MODE_MISMATCH, "FINEGRAINED_SCALE_AND_ZEROS");
+  q = p; q.mode = W4A16_PER_COLUMN_SCALE_ONLY; q.group_size = 128;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "PER_COLUMN");
+  q = p; q.m = (int64_t)1 << 33;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "M = 8589934592");
+}
+
+static void test_gemv_rules(void **state) {
+  (void)state;
+  w4a16_problem p = test_problem(8, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16);
+  expect(w4a16_can_implement(&fake_gemv, &p), W4A16_STATUS_OK, NULL);
+  p.m = 9;
+  expect(w4a16_can_implement(&fake_gemv, &p), W4A16_STATUS_NOT_SUPPORTED, "M <= 8");
+  p.m = 1; p.group_size = 32;
+  expect(w4a16_can_implement(&fake_gemv, &p), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, ">= 64");
+}
+
+static void test_split_k_and_workspace(void **state) {
+  (void)state;
+  /* (N,K) = (4096, 14336), M = 16: 32 output tiles on 132 SMs -> split so tiles * split >= 132 */
+  w4a16_problem p = test_problem(16, 4096, 14336, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  int s = w4a16_choose_split_k(&fake_sm80, &p, 132);
+  assert_int_equal((14336 / 128) % s, 0);
+  assert_true(s >= 2 && s <= 8);
+  size_t bytes = 1;
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)s * 16 * 4096 * sizeof(float));
+  /* enough tiles: no split, no workspace */
+  p.n = 57344;
+  assert_int_equal(w4a16_choose_split_k(&fake_sm80, &p, 132), 1);
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, 0);
+  /* a kernel without split-K never splits */
+  w4a16_problem g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16);
+  assert_int_equal(w4a16_choose_split_k(&fake_gemv, &g, 132), 1);
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, -1, &bytes), W4A16_STATUS_INVALID_VALUE);
+  p.dtype = W4A16_DTYPE_F16;
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_DTYPE_MISMATCH);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules),
+                                     cmocka_unit_test(test_split_k_and_workspace)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

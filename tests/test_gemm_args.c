@@ -1,0 +1,166 @@
+/* test_gemm_args.c - every bad argument of w4a16_gemm returns its status and a message naming the
+   bad value, before anything touches the device; the architecture guard on fake devices. */
+#include <setjmp.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+/* host buffers standing in for device pointers: every check below fails before any dereference */
+static alignas(16) unsigned char buf[6][64];
+
+static const w4a16_kernel_desc *some_kernel(void) { return w4a16_kernel_get(0); }
+
+static w4a16_gemm_args valid_args(void) {
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a;
+  memset(&a, 0, sizeof a);
+  a.problem = test_problem(3, (int64_t)k->tile_n * 2, (int64_t)k->tile_k * 4, 64, k->mode, k->dtype);
+  if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) a.problem.group_size = 0;
+  if (k->family == W4A16_FAMILY_GEMV && a.problem.m > k->tile_m) a.problem.m = k->tile_m;
+  a.a = buf[0]; a.w = buf[1]; a.scales = buf[2]; a.zeros = buf[3]; a.d = buf[4];
+  a.alpha = 1.0f;
+  return a;
+}
+
+static void expect(w4a16_status got, w4a16_status want, const char *needle) {
+  if (got != want)
+    fprintf(stderr, "got %s (%s), want %s\n", w4a16_status_name(got), w4a16_last_error_message(),
+            w4a16_status_name(want));
+  assert_int_equal(got, want);
+  if (needle && !strstr(w4a16_last_error_message(), needle)) {
+    fprintf(stderr, "message '%s' does not contain '%s'\n", w4a16_last_error_message(), needle);
+    fail();
+  }
+}
+
+static void test_null_pointers(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  expect(w4a16_gemm(NULL, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "args");
+  w4a16_gemm_args a = valid_args();
+  a.a = NULL;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "A");
+  a = valid_args(); a.w = NULL;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "weights");
+  a = valid_args(); a.scales = NULL;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "scales");
+  a = valid_args(); a.d = NULL;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "D");
+  a = valid_args(); a.problem.has_bias = 1;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "bias");
+  a = valid_args(); a.bias = buf[5];
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "has_bias");
+  a = valid_args(); a.problem.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS; a.zeros = NULL;
+  expect(w4a16_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "zeros");
+}
+
+static void test_shapes(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  const int64_t bad_m[] = {0, -1}, bad_nk[] = {0, -64};
+  for (int i = 0; i < 2; ++i) {
+    w4a16_gemm_args a = valid_args();
+    a.problem.m = bad_m[i];
+    expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "M = ");
+    a = valid_args(); a.problem.n = bad_nk[i];
+    expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "N = ");
+    a = valid_args(); a.problem.k = bad_nk[i];
+    expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "K = ");
+  }
+  w4a16_gemm_args a = valid_args();
+  a.problem.k += 64 * 3 + k->tile_k * 0; /* keeps K % 64 == 0; breaks K % tile_k for tile_k > 64 */
+  if (k->tile_k > 64) expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NOT_SUPPORTED, "K %");
+}
+
+static void test_misaligned(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a = valid_args();
+  a.a = buf[0] + 2;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "A pointer");
+  a = valid_args(); a.w = buf[1] + 8;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "packed weights pointer");
+  a = valid_args(); a.scales = buf[2] + 4;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "scales pointer");
+  a = valid_args(); a.d = buf[4] + 2;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "D pointer");
+  a = valid_args(); a.problem.lda = a.problem.k + 4;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "lda");
+  a = valid_args(); a.problem.ldd = a.problem.n + 2;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "ldd");
+}
+
+static void test_groups(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a = valid_args();
+  a.problem.mode = W4A16_FINEGRAINED_SCALE_ONLY;
+  a.problem.group_size = 100;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "100");
+  a.problem.group_size = 256;
+  a.problem.k = 256 * 3 + 128; /* a multiple of 64, not of 256 */
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "group size 256");
+}
+
+static void test_kernel_mismatch(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a = valid_args();
+  a.problem.dtype = k->dtype == W4A16_DTYPE_F16 ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_DTYPE_MISMATCH, k->name);
+  a = valid_args();
+  a.problem.mode = k->mode == W4A16_FINEGRAINED_SCALE_ONLY ? W4A16_FINEGRAINED_SCALE_AND_ZEROS
+                                                            : W4A16_FINEGRAINED_SCALE_ONLY;
+  a.problem.group_size = 64;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MODE_MISMATCH, k->name);
+  assert_null(w4a16_kernel_find("w4a16_sm99_f16_u4_fgs_1x1x1_s9"));
+  assert_non_null(strstr(w4a16_last_error_message(), "w4a16_sm99_f16_u4_fgs_1x1x1_s9"));
+}
+
+/* The failure this project exists to avoid: an sm90a kernel asked to run on sm120 is refused with both
+   architectures named, never launched. */
+static void test_arch_guard_on_fake_devices(void **state) {
+  (void)state;
+  const w4a16_kernel_desc hopper = {.name = "fake_sm90a", .family = W4A16_FAMILY_SM90, .sm_min = 90, .sm_max = 90,
+                                    .arch = "sm90a", .tile_n = 128, .tile_m = 64, .tile_k = 64, .split_k = 1,
+                                    .threads = 384, .smem_bytes = 1000, .min_group = 32, .impl = NULL};
+  w4a16_device_info sm120 = {0, 120, 170, 101376}, sm80 = {0, 80, 108, 166912}, sm90 = {0, 90, 132, 232448};
+  expect(w4a16_kernel_runs_here(&hopper, &sm120), W4A16_STATUS_ARCH_MISMATCH, "sm90a");
+  assert_non_null(strstr(w4a16_last_error_message(), "sm_120"));
+  expect(w4a16_kernel_runs_here(&hopper, &sm80), W4A16_STATUS_ARCH_MISMATCH, "sm_80");
+  expect(w4a16_kernel_runs_here(&hopper, &sm90), W4A16_STATUS_NOT_SUPPORTED, "no compiled implementation");
+  w4a16_kernel_desc big = hopper;
+  big.smem_bytes = 200000;
+  expect(w4a16_kernel_runs_here(&big, &(w4a16_device_info){0, 90, 132, 101376}), W4A16_STATUS_ARCH_MISMATCH,
+         "200000");
+  /* every real sm90a kernel is refused on sm_120 and on sm_80 */
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (k->family != W4A16_FAMILY_SM90) continue;
+    expect(w4a16_kernel_runs_here(k, &sm120), W4A16_STATUS_ARCH_MISMATCH, k->name);
+    expect(w4a16_kernel_runs_here(k, &sm80), W4A16_STATUS_ARCH_MISMATCH, k->name);
+  }
+}
+
+static void test_no_device(void **state) {
+  (void)state;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) skip();
+  cudaGetLastError();
+  w4a16_gemm_args a = valid_args();
+  expect(w4a16_gemm(&a, some_kernel(), NULL, 0, NULL), W4A16_STATUS_NO_DEVICE, "no CUDA device");
+  expect(w4a16_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NO_DEVICE, "no CUDA device");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_shapes), cmocka_unit_test(test_misaligned),
+      cmocka_unit_test(test_groups), cmocka_unit_test(test_kernel_mismatch),
+      cmocka_unit_test(test_arch_guard_on_fake_devices), cmocka_unit_test(test_no_device)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,130 @@
+/* test_quantize.c - round-to-nearest quantization: every mode and group size, bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+static void check_mode(test_rng *r, w4a16_quant_mode mode, int group, w4a16_dtype dtype) {
+  const int64_t n = 48, k = 512;
+  const int g = mode == W4A16_PER_COLUMN_SCALE_ONLY ? (int)k : group;
+  const int64_t groups = k / g;
+  float *w = malloc(sizeof(float) * (size_t)(n * k));
+  uint8_t *codes = malloc((size_t)(n * k));
+  uint16_t *s = malloc(sizeof(uint16_t) * (size_t)(groups * n)), *z = malloc(sizeof(uint16_t) * (size_t)(groups * n));
+  for (int64_t i = 0; i < n * k; ++i) w[i] = (float)test_rng_uniform(r, -1.0, 1.0) * (float)(1 + (i / k) % 5);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, n, k, mode, mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : group,
+                                  dtype, codes, s, z),
+                   W4A16_STATUS_OK);
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const double sc = test_from_dtype(s[gi * n + row], dtype);
+      const double zz = mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? test_from_dtype(z[gi * n + row], dtype) : 0;
+      double amax = 0, lo = 1e30, hi = -1e30;
+      for (int64_t j = gi * g; j < (gi + 1) * g; ++j) {
+        double v = w[row * k + j];
+        amax = fmax(amax, fabs(v)); lo = fmin(lo, v); hi = fmax(hi, v);
+      }
+      const double rel = dtype == W4A16_DTYPE_F16 ? 1e-3 : 8e-3; /* scale rounded to dtype */
+      if (mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS) {
+        assert_true(fabs(sc - (hi - lo) / 15) <= rel * (hi - lo) / 15);
+        assert_true(fabs(zz - lo) <= rel * fabs(lo) + 1e-12);
+      } else {
+        assert_true(fabs(sc - amax / 7) <= rel * amax / 7);
+      }
+      for (int64_t j = gi * g; j < (gi + 1) * g; ++j) {
+        const int q = codes[row * k + j];
+        assert_true(q >= 0 && q <= 15);
+        const double deq = mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? sc * q + zz : sc * (q - 8);
+        const double err = fabs(deq - w[row * k + j]);
+        /* round to nearest: within half a step, plus the rounding of s and z to dtype */
+        assert_true(err <= 0.5 * sc + 16 * rel * sc + rel * fabs(zz) + 1e-9);
+        /* and no other code is strictly closer */
+        for (int q2 = 0; q2 < 16; ++q2) {
+          const double d2 = mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? sc * q2 + zz : sc * (q2 - 8);
+          assert_true(err <= fabs(d2 - w[row * k + j]) + 1e-6 * sc);
+        }
+      }
+    }
+  free(w); free(codes); free(s); free(z);
+}
+
+static void test_all_modes_groups(void **state) {
+  (void)state;
+  test_rng r = test_rng_fresh("quantize");
+  const int groups[] = {32, 64, 128, 256};
+  for (int d = 0; d < 2; ++d) {
+    check_mode(&r, W4A16_PER_COLUMN_SCALE_ONLY, 0, (w4a16_dtype)d);
+    for (int i = 0; i < 4; ++i) {
+      check_mode(&r, W4A16_FINEGRAINED_SCALE_ONLY, groups[i], (w4a16_dtype)d);
+      check_mode(&r, W4A16_FINEGRAINED_SCALE_AND_ZEROS, groups[i], (w4a16_dtype)d);
+    }
+  }
+}
+
+static void test_host_types_agree(void **state) {
+  (void)state;
+  test_rng r = test_rng_fresh("quantize-types");
+  enum { N = 16, K = 128 };
+  float wf[N * K];
+  uint16_t wb[N * K];
+  for (int i = 0; i < N * K; ++i) {
+    wb[i] = w4a16_float_to_bf16((float)test_rng_uniform(&r, -2, 2));
+    wf[i] = w4a16_bf16_to_float(wb[i]); /* the same values in both host types */
+  }
+  uint8_t c1[N * K], c2[N * K];
+  uint16_t s1[N * K / 64], s2[N * K / 64];
+  assert_int_equal(w4a16_quantize(wf, W4A16_HOST_F32, N, K, W4A16_FINEGRAINED_SCALE_ONLY, 64, W4A16_DTYPE_BF16, c1,
+                                  s1, NULL), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_quantize(wb, W4A16_HOST_BF16, N, K, W4A16_FINEGRAINED_SCALE_ONLY, 64, W4A16_DTYPE_BF16, c2,
+                                  s2, NULL), W4A16_STATUS_OK);
+  assert_memory_equal(c1, c2, sizeof c1);
+  assert_memory_equal(s1, s2, sizeof s1);
+}
+
+static void test_constant_group_gives_finite_scale(void **state) {
+  (void)state;
+  float w[16 * 64];
+  for (int i = 0; i < 16 * 64; ++i) w[i] = 0.0f;
+  uint8_t c[16 * 64];
+  uint16_t s[16], z[16];
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 64, W4A16_DTYPE_F16,
+                                  c, s, z), W4A16_STATUS_OK);
+  for (int i = 0; i < 16; ++i) assert_true(w4a16_half_to_float(s[i]) > 0.0f);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  float w[16 * 64] = {0};
+  uint8_t c[16 * 64];
+  uint16_t s[64], z[64];
+  assert_int_equal(w4a16_quantize(NULL, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 32, W4A16_DTYPE_F16, c,
+                                  s, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 0, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_INVALID_SHAPE);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 48, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
+  assert_non_null(strstr(w4a16_last_error_message(), "48"));
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 96, W4A16_FINEGRAINED_SCALE_ONLY, 64, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_INVALID_SHAPE);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_PER_COLUMN_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
+  assert_int_equal(w4a16_quantize(w, (w4a16_host_type)5, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c,
+                                  s, z), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, (w4a16_quant_mode)3, 32, W4A16_DTYPE_F16, c, s, z),
+                   W4A16_STATUS_INVALID_VALUE);
+  w[70] = NAN;
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "[1, 6]"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_all_modes_groups), cmocka_unit_test(test_host_types_agree),
+      cmocka_unit_test(test_constant_group_gives_finite_scale), cmocka_unit_test(test_bad_input)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,70 @@
+/* test_util.h - shared helpers of the tests: random data, problems, float64 comparisons. */
+#ifndef W4A16_TEST_UTIL_H
+#define W4A16_TEST_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "w4a16/w4a16.h"
+
+/* xorshift64*: seeded fresh each run (time + pid-free counter), printed so a failure can be replayed */
+typedef struct test_rng { uint64_t s; } test_rng;
+
+static inline uint64_t test_rng_next(test_rng *r) {
+  r->s ^= r->s >> 12;
+  r->s ^= r->s << 25;
+  r->s ^= r->s >> 27;
+  return r->s * 2685821657736338717ull;
+}
+
+/* uniform in [lo, hi) */
+static inline double test_rng_uniform(test_rng *r, double lo, double hi) {
+  return lo + (hi - lo) * (double)(test_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static inline test_rng test_rng_fresh(const char *what) {
+  const char *env = getenv("W4A16_TEST_SEED");
+  uint64_t seed = env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull) ^ (uint64_t)clock();
+  if (!seed) seed = 0x1234567;
+  fprintf(stderr, "[%s] seed 0x%llx (set W4A16_TEST_SEED to replay)\n", what, (unsigned long long)seed);
+  test_rng r = {seed};
+  return r;
+}
+
+static inline uint16_t test_to_dtype(float f, w4a16_dtype d) {
+  return d == W4A16_DTYPE_F16 ? w4a16_float_to_half(f) : w4a16_float_to_bf16(f);
+}
+
+static inline double test_from_dtype(uint16_t b, w4a16_dtype d) {
+  return d == W4A16_DTYPE_F16 ? w4a16_half_to_float(b) : w4a16_bf16_to_float(b);
+}
+
+/* ||x - ref|| / ||ref||, or +inf if any x is NaN */
+static inline double test_rel_error(const double *x, const double *ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (x[i] != x[i]) return INFINITY;
+    num += (x[i] - ref[i]) * (x[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static inline w4a16_problem test_problem(int64_t m, int64_t n, int64_t k, int group, w4a16_quant_mode mode,
+                                         w4a16_dtype dtype) {
+  w4a16_problem p;
+  memset(&p, 0, sizeof p);
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.group_size = group;
+  p.mode = mode;
+  p.dtype = dtype;
+  return p;
+}
+
+#endif
