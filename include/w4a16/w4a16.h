@@ -333,4 +333,7 @@ W4A16_API float w4a16_bf16_to_float(uint16_t b);
 }
 #endif
 
+/* selection: heuristic query, profiler, config cache, logging */
+#include "w4a16/select.h"
+
 #endif /* W4A16_H */
