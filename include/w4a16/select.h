@@ -1,6 +1,13 @@
 /*
- * select.h - kernel selection: heuristic, profiler, config cache.
- * Included by the umbrella header w4a16/w4a16.h.
+ * select.h - kernel selection: the heuristic (a rule table, ranked candidates
+ * like cuBLASLt's heuristic query), the persisted config cache, per-problem
+ * tuning, and the library's log callback.
+ *
+ * w4a16_gemm(args, NULL, ...) selects a kernel by: config cache hit for the
+ * problem's M bucket, else the heuristic's first pick. w4a16_tune() profiles one
+ * problem (w4a16_profile) and stores the ranking in the cache.
+ *
+ * Included by w4a16.h; may also be included on its own.
  */
 #ifndef W4A16_SELECT_H
 #define W4A16_SELECT_H
@@ -10,6 +17,225 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------- */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef enum w4a16_log_level {
+  W4A16_LOG_DEBUG = 0,
+  W4A16_LOG_INFO = 1,
+  W4A16_LOG_WARNING = 2,
+  W4A16_LOG_ERROR = 3
+} w4a16_log_level;
+
+/** "debug", "info", "warning", "error"; "?" for an unknown value. */
+W4A16_API const char *w4a16_log_level_name(w4a16_log_level level);
+
+/**
+ * Receives the library's diagnostics (one line, no trailing newline), e.g. a
+ * stale or corrupt config cache being ignored. Called from the thread that
+ * noticed; must not call back into w4a16.
+ */
+typedef void (*w4a16_log_fn)(w4a16_log_level level, const char *message, void *user);
+
+/**
+ * Installs fn (user is passed back to it). NULL restores the default, which
+ * writes "w4a16: warning: ..." lines of level >= min_level to stderr, where
+ * min_level is WARNING unless $W4A16_LOG_LEVEL names another
+ * (debug|info|warning|error|off). Thread-safe.
+ */
+W4A16_API void w4a16_set_log_callback(w4a16_log_fn fn, void *user);
+
+/* ------------------------------------------------------------------------- */
+/* Heuristic                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * One ranked candidate of a heuristic query.
+ *  kernel            the kernel (a registry entry, or an entry of the caller's table)
+ *  workspace_bytes   device workspace it needs for the problem
+ *  split_k           K splits the cost model assumed (GEMV: the kernel's own)
+ *  waves_efficiency  ctas / (ceil(ctas / sm_count) * sm_count), ctas =
+ *                    ceil(M / tile_m) * (N / tile_n) * split_k; in (0, 1]
+ *  estimated_us      the cost model's time (for ranking within a rule; not a
+ *                    measurement)
+ *  rule              name of the rule that ranked it ("fallback" when none did);
+ *                    a static string
+ *  rule_index        index of that rule in the rule table, -1 for "fallback"
+ */
+typedef struct w4a16_heuristic_result {
+  const w4a16_kernel_desc *kernel;
+  size_t workspace_bytes;
+  int split_k;
+  float waves_efficiency;
+  float estimated_us;
+  const char *rule;
+  int rule_index;
+} w4a16_heuristic_result;
+
+/**
+ * Ranked candidates for problem on the current device: at most `requested`
+ * kernels, best first, written to out[0 .. *returned). Only kernels that can
+ * implement the problem (w4a16_can_implement) and were built for the device's
+ * architecture (sm_min <= cc <= sm_max and an image for the device) are
+ * returned. Rule tiers come first in rule order; within a tier, and in the
+ * fallback tier that holds every other kernel that can implement the problem,
+ * candidates are ordered by the cost model (wave quantization, M padding,
+ * split-K, family throughput).
+ * Statuses: OK (*returned >= 1), NULL_POINTER, INVALID_VALUE (requested < 1),
+ * INVALID_SHAPE, NO_DEVICE, NO_KERNEL (*returned == 0, message says why).
+ */
+W4A16_API w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested,
+                                             w4a16_heuristic_result out[], int *returned);
+
+/**
+ * As w4a16_heuristic_query over the caller's kernel table (e.g. a fake registry
+ * with impl == NULL) for a device of sm_count multiprocessors and compute
+ * capability cc (major*10+minor). Needs no GPU.
+ */
+W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count,
+                                                   int sm_count, int cc,
+                                                   const w4a16_problem *problem, int requested,
+                                                   w4a16_heuristic_result out[], int *returned);
+
+/**
+ * A heuristic rule: when the problem and device fall in the ranges (inclusive;
+ * a max of 0 means unbounded), the kernels that match the kernel conditions form
+ * the rule's tier. Rules are tried in table order; a kernel belongs to the
+ * first rule it matches.
+ *  family             W4A16_FAMILY_* or -1 for any
+ *  m_tiles_max        ceil(M / tile_m) <= m_tiles_max (0 = any)
+ *  min_waves_eff      waves_efficiency >= this (0 = any)
+ */
+typedef struct w4a16_heuristic_rule {
+  const char *name;
+  /* problem and device */
+  int64_t m_min, m_max;
+  int64_t n_min, n_max;
+  int64_t k_min, k_max;
+  int sm_count_min, sm_count_max;
+  int cc_min, cc_max;
+  /* kernel */
+  int family;
+  int tile_m_min, tile_m_max;
+  int tile_n_min, tile_n_max;
+  int stages_min, stages_max;
+  int m_tiles_max;
+  float min_waves_eff;
+} w4a16_heuristic_rule;
+
+/** The built-in rule table (static; *count set to its length). */
+W4A16_API const w4a16_heuristic_rule *w4a16_heuristic_rules(size_t *count);
+
+/* ------------------------------------------------------------------------- */
+/* Config cache                                                              */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * What a cache file is valid for; a file whose header differs in any field
+ * (or in format or library version) is stale and ignored.
+ */
+typedef struct w4a16_cache_env {
+  char device_name[256];
+  int sm_count;
+  int cc;                        /* major*10+minor */
+  int cuda_runtime;              /* cudaRuntimeGetVersion(), e.g. 13000 */
+  uint64_t registry_fingerprint; /* w4a16_registry_fingerprint() */
+} w4a16_cache_env;
+
+/** The environment of the current CUDA device and this library. NO_DEVICE without a GPU. */
+W4A16_API w4a16_status w4a16_cache_env_current(w4a16_cache_env *env);
+
+/**
+ * The cache file path: $W4A16_CACHE_PATH, else $XDG_CACHE_HOME/w4a16/configs.tsv,
+ * else $HOME/.cache/w4a16/configs.tsv. IO_ERROR if none can be formed,
+ * INVALID_VALUE if it does not fit in size bytes.
+ */
+W4A16_API w4a16_status w4a16_cache_default_path(char *path, size_t size);
+
+/** The M bucket of the cache: the next power of two >= m, at most 8192 (m >= 1). */
+W4A16_API int64_t w4a16_cache_m_bucket(int64_t m);
+
+/** The cache file format version written in the header. */
+#define W4A16_CACHE_FORMAT_VERSION 1
+
+/**
+ * A config cache: an in-memory map (M bucket, N, K, group size, mode, dtype) ->
+ * ranked kernel names, backed by a text file. Thread-safe.
+ */
+typedef struct w4a16_config_cache w4a16_config_cache;
+
+/**
+ * Opens a cache. path: the file (NULL = w4a16_cache_default_path()); env: what
+ * the file must match (NULL = w4a16_cache_env_current()); table/count: the
+ * kernels names resolve against (NULL/0 = the registry). The file is read now
+ * if it exists; a stale, truncated or corrupt file, or an entry naming an
+ * unknown kernel, is skipped with a warning through the log callback.
+ * Statuses: OK, NULL_POINTER, NO_DEVICE (env NULL and no GPU), IO_ERROR (no
+ * path), OUT_OF_MEMORY.
+ */
+W4A16_API w4a16_status w4a16_config_cache_open(const char *path, const w4a16_cache_env *env,
+                                               const w4a16_kernel_desc *table, size_t count,
+                                               w4a16_config_cache **cache);
+/** Frees the cache (the file stays). NULL is accepted. */
+W4A16_API void w4a16_config_cache_close(w4a16_config_cache *cache);
+/** Re-reads the file, replacing the in-memory entries. OK also when no file exists. */
+W4A16_API w4a16_status w4a16_config_cache_reload(w4a16_config_cache *cache);
+/** Number of entries in memory. */
+W4A16_API size_t w4a16_config_cache_size(const w4a16_config_cache *cache);
+/** The file path of the cache (owned by it). */
+W4A16_API const char *w4a16_config_cache_path(const w4a16_config_cache *cache);
+
+/**
+ * The stored ranking for problem's key: up to capacity kernels, best first,
+ * into kernels[0 .. *returned). No can_implement check here (the selector does
+ * it). Statuses: OK (*returned >= 1), NULL_POINTER, NO_KERNEL (no entry).
+ */
+W4A16_API w4a16_status w4a16_config_cache_lookup(w4a16_config_cache *cache,
+                                                 const w4a16_problem *problem,
+                                                 const w4a16_kernel_desc *kernels[],
+                                                 int capacity, int *returned);
+
+/**
+ * Stores kernels[0 .. count) (best first; at most 16 kept) for problem's key
+ * and writes the file: under an exclusive lock on "<path>.lock", re-reads the
+ * file, merges (entries of other processes are kept; this key is replaced) and
+ * replaces it atomically (temporary file + rename). A stale or corrupt file is
+ * replaced (with a warning). Creates the folder if needed.
+ * Statuses: OK, NULL_POINTER, INVALID_VALUE (count < 1, a kernel not in the
+ * cache's table), IO_ERROR (then the in-memory entry is still stored).
+ */
+W4A16_API w4a16_status w4a16_config_cache_store(w4a16_config_cache *cache,
+                                                const w4a16_problem *problem,
+                                                const w4a16_kernel_desc *const kernels[],
+                                                int count);
+
+/**
+ * The process-wide cache used by w4a16_gemm for the current device (opened on
+ * first use, default path). NULL when it cannot be opened (no GPU, no path).
+ */
+W4A16_API w4a16_config_cache *w4a16_config_cache_default(void);
+
+/* ------------------------------------------------------------------------- */
+/* Selection                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/** Where w4a16_select() found its kernel. */
+typedef enum w4a16_selection_source {
+  W4A16_SELECTED_BY_CACHE = 0,
+  W4A16_SELECTED_BY_HEURISTIC = 1
+} w4a16_selection_source;
+
+/**
+ * The kernel w4a16_gemm(args, NULL, ...) would run for problem on the current
+ * device: the process-wide cache's first entry that can implement it, else the
+ * heuristic's first pick. *source (may be NULL) says which.
+ * Statuses: OK, NULL_POINTER, INVALID_SHAPE, NO_DEVICE, NO_KERNEL.
+ */
+W4A16_API w4a16_status w4a16_select(const w4a16_problem *problem,
+                                    const w4a16_kernel_desc **kernel,
+                                    w4a16_selection_source *source);
 
 /* --- profiler (runtime/profile.c) --- */
 
@@ -74,6 +300,23 @@ W4A16_API w4a16_status w4a16_profile(const w4a16_problem *problem,
                                      int *returned);
 
 /* --- end of profiler --- */
+
+/* ------------------------------------------------------------------------- */
+/* Tuning                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Profile problem on the current GPU (w4a16_profile with options, NULL = the
+ * defaults) and store the ranking (up to 16 kernels that ran, fastest first) in
+ * the process-wide config cache under the problem's key (M bucket, N, K, group,
+ * mode, dtype), so later w4a16_gemm calls with no kernel pick it. results (may
+ * be NULL) receives up to requested rows of the profiler's table, *returned
+ * (may be NULL) their number.
+ * Statuses: w4a16_profile's; IO_ERROR when the cache file could not be written
+ * (the in-memory entry is still stored and used by this process).
+ */
+W4A16_API w4a16_status w4a16_tune(const w4a16_problem *problem, const w4a16_profile_options *options,
+                                  w4a16_profile_result *results, int requested, int *returned);
 
 #ifdef __cplusplus
 }
