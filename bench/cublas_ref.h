@@ -1,0 +1,36 @@
+/* cublas_ref.h - the cuBLASLt reference the bench compares against: dense
+   D[M,N] = A[M,K] . W[N,K]^T in fp16 or bf16 with fp32 compute, timed with the
+   same method as the W4A16 kernels (runtime/timing.h), weights rotating. */
+#ifndef W4A16_BENCH_CUBLAS_REF_H
+#define W4A16_BENCH_CUBLAS_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timing.h"
+#include "w4a16/w4a16.h"
+
+typedef struct bench_cublas bench_cublas;
+
+/* Handle + 32 MiB workspace. Returns 0, or -1 with a message in msg. */
+int bench_cublas_create(bench_cublas **out, char *msg, size_t cap);
+void bench_cublas_destroy(bench_cublas *cb);
+
+typedef struct bench_cublas_result {
+  w4a16_timing_result timing; /* of the best algorithm */
+  int algo;                   /* index of the best in the heuristic's list */
+  int algos_tried;            /* heuristic results timed */
+  int copies;                 /* dense weight copies rotated over */
+} bench_cublas_result;
+
+/*
+ * Time the dense product of problem p (its dtype, M, N, K, lda, ldd; mode and
+ * group are ignored) on a [M,lda] and d [M,ldd] (device, on stream). Allocates
+ * and fills its own rotating W copies (freed before returning). Times the
+ * heuristic's first max_algos candidates and keeps the fastest.
+ */
+w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a, void *d, void *stream,
+                               int max_algos, size_t rotate_min_bytes, uint64_t seed,
+                               const w4a16_timing_options *to, bench_cublas_result *res);
+
+#endif

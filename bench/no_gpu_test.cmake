@@ -1,0 +1,37 @@
+# ctest: w4a16_bench without a GPU exits with status 2 and one line on stderr, nothing on stdout.
+# Usage: cmake -DBENCH=/path/to/w4a16_bench -P no_gpu_test.cmake
+if(NOT BENCH)
+  message(FATAL_ERROR "BENCH is not set")
+endif()
+
+function(check_no_gpu label)
+  execute_process(COMMAND ${ARGN} ${BENCH} --m 16 --nk 4096x4096
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(STRIP "${err}" err_s)
+  string(REGEX MATCHALL "\n" newlines "${err_s}")
+  list(LENGTH newlines extra_lines)
+  if(NOT rc STREQUAL "2")
+    message(FATAL_ERROR "${label}: exit status '${rc}', expected 2\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  if(err_s STREQUAL "" OR NOT extra_lines EQUAL 0)
+    message(FATAL_ERROR "${label}: expected exactly one line on stderr, got:\n${err}")
+  endif()
+  if(NOT out STREQUAL "")
+    message(FATAL_ERROR "${label}: expected nothing on stdout, got:\n${out}")
+  endif()
+  message(STATUS "${label}: exit 2, stderr: ${err_s}")
+endfunction()
+
+check_no_gpu("devices hidden" ${CMAKE_COMMAND} -E env CUDA_VISIBLE_DEVICES=-1)
+
+find_program(NVIDIA_SMI nvidia-smi)
+set(gpu_present FALSE)
+if(NVIDIA_SMI)
+  execute_process(COMMAND ${NVIDIA_SMI} -L RESULT_VARIABLE smi_rc OUTPUT_VARIABLE smi_out ERROR_QUIET)
+  if(smi_rc EQUAL 0 AND smi_out MATCHES "GPU")
+    set(gpu_present TRUE)
+  endif()
+endif()
+if(NOT gpu_present)
+  check_no_gpu("as is (no GPU found by nvidia-smi)")
+endif()

@@ -1,0 +1,190 @@
+/* test_timing.c - the timing method (runtime/timing.c) and w4a16_profile (runtime/profile.c).
+   GPU tests: the binary exits 77 (skipped) where no GPU is present. */
+#include <cuda_runtime_api.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "timing.h"
+#include "w4a16/select.h"
+#include "w4a16/w4a16.h"
+
+/* ---- pure helpers (no GPU) ---- */
+
+static void test_copies(void **state) {
+  (void)state;
+  assert_int_equal(w4a16_timing_copies(10 << 20, 200 << 20, (size_t)1 << 40), 20);
+  assert_int_equal(w4a16_timing_copies(30 << 20, 200 << 20, (size_t)1 << 40), 7); /* ceil */
+  assert_int_equal(w4a16_timing_copies((size_t)1 << 30, 200 << 20, (size_t)1 << 40), 1);
+  assert_int_equal(w4a16_timing_copies(10 << 20, 200 << 20, 50 << 20), 5); /* memory bound */
+  assert_int_equal(w4a16_timing_copies(10 << 20, 200 << 20, 1 << 20), 1);  /* at least one */
+  assert_int_equal(w4a16_timing_copies(0, 200 << 20, 1 << 20), 1);
+}
+
+static void test_bytes_flops(void **state) {
+  (void)state;
+  w4a16_problem p = {16, 57344, 8192, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  assert_true(w4a16_timing_flops(&p) == 2.0 * 16 * 57344 * 8192);
+  double want = 57344.0 * 8192 / 2 + 64.0 * 57344 * 2 + 16.0 * 8192 * 2 + 16.0 * 57344 * 2;
+  assert_true(w4a16_timing_bytes(&p) == want);
+  p.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  assert_true(w4a16_timing_bytes(&p) == want + 64.0 * 57344 * 2);
+  p.mode = W4A16_PER_COLUMN_SCALE_ONLY;
+  p.group_size = 0;
+  p.has_bias = 1;
+  assert_true(w4a16_timing_bytes(&p) == 57344.0 * 8192 / 2 + 57344.0 * 2 + 16.0 * 8192 * 2 + 16.0 * 57344 * 2 +
+                                            57344.0 * 2);
+  assert_int_equal(w4a16_timing_copy_bytes(&p), 57344 * 8192 / 2 + 57344 * 2);
+}
+
+static void test_profile_bad_args(void **state) {
+  (void)state;
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_profile_result r[4];
+  int n = 99;
+  assert_int_equal(w4a16_profile(NULL, NULL, r, 4, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(n, 0);
+  assert_int_equal(w4a16_profile(&p, NULL, NULL, 4, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_profile(&p, NULL, r, 4, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_profile(&p, NULL, r, 0, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_true(strstr(w4a16_last_error_message(), "requested") != NULL);
+  w4a16_profile_options o = {-1, 0, 0, 0};
+  assert_int_equal(w4a16_profile(&p, &o, r, 4, &n), W4A16_STATUS_INVALID_VALUE);
+  p.k = 100; /* not a multiple of 64 */
+  assert_int_equal(w4a16_profile(&p, NULL, r, 4, &n), W4A16_STATUS_INVALID_SHAPE);
+}
+
+/* ---- GPU ---- */
+
+typedef struct memset_ctx {
+  char *buf;
+  size_t bytes; /* per copy */
+  int calls;
+  int fail_at; /* call index that fails (-1 none) */
+  int malloc_inside;
+} memset_ctx;
+
+static w4a16_status memset_launch(void *vctx, int copy, void *stream, char *msg, size_t cap) {
+  memset_ctx *c = vctx;
+  if (c->fail_at >= 0 && c->calls++ == c->fail_at) {
+    snprintf(msg, cap, "deliberate failure");
+    return W4A16_STATUS_NOT_SUPPORTED;
+  }
+  if (c->malloc_inside) { /* not allowed while capturing (ThreadLocal mode) */
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, 256);
+    if (e != cudaSuccess) {
+      snprintf(msg, cap, "cudaMalloc: %s", cudaGetErrorString(e));
+      return W4A16_STATUS_CUDA_ERROR;
+    }
+    cudaFree(p);
+  }
+  cudaError_t e = cudaMemsetAsync(c->buf + (size_t)copy * c->bytes, copy + 1, c->bytes, (cudaStream_t)stream);
+  if (e != cudaSuccess) {
+    snprintf(msg, cap, "cudaMemsetAsync: %s", cudaGetErrorString(e));
+    return W4A16_STATUS_CUDA_ERROR;
+  }
+  return W4A16_STATUS_OK;
+}
+
+static void test_time_memset(void **state) {
+  (void)state;
+  memset_ctx c = {NULL, (size_t)16 << 20, 0, -1, 0};
+  int copies = w4a16_timing_copies(c.bytes, 0, (size_t)4 << 30);
+  assert_true(copies >= 2); /* 16 MB copies against a >= 8 MB L2 */
+  assert_int_equal(cudaMalloc((void **)&c.buf, (size_t)copies * c.bytes), cudaSuccess);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  w4a16_timing_result r;
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r), W4A16_STATUS_OK);
+  double gbps = c.bytes / (r.median_us * 1e-6) / 1e9;
+  fprintf(stderr, "[timing] memset 16 MB x %d copies: median %.2f us (min %.2f max %.2f), %.0f GB/s, %d launches "
+                  "per replay, %d samples\n",
+          copies, r.median_us, r.min_us, r.max_us, gbps, r.launches, r.samples);
+  assert_true(r.median_us > 0 && r.min_us <= r.median_us && r.median_us <= r.max_us);
+  assert_true(r.launches >= copies);
+  assert_int_equal(r.samples, 10);
+  assert_true(gbps < 20000.0); /* no faster than any HBM; L2 was left */
+  assert_string_equal(r.message, "");
+
+  /* a failing launch is reported with its status and message */
+  c.calls = 0;
+  c.fail_at = 0;
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r), W4A16_STATUS_NOT_SUPPORTED);
+  assert_non_null(strstr(r.message, "deliberate failure"));
+  c.calls = 0;
+  c.fail_at = 7; /* during capture (check + 5 warm-up launches come first) */
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r), W4A16_STATUS_NOT_SUPPORTED);
+  assert_non_null(strstr(r.message, "capture"));
+  /* a launch that allocates cannot be captured: reported, not crashed */
+  c.fail_at = -1;
+  c.malloc_inside = 1;
+  w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r);
+  fprintf(stderr, "[timing] allocating launch: %s: %s\n", w4a16_status_name(r.status), r.message);
+  assert_true(r.status == W4A16_STATUS_OK || r.message[0] != '\0');
+  /* and the stream still works afterwards */
+  c.malloc_inside = 0;
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r), W4A16_STATUS_OK);
+  cudaStreamDestroy(s);
+  cudaFree(c.buf);
+}
+
+static void test_profile_ranked(void **state) {
+  (void)state;
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_profile_result r[64];
+  int n = 0;
+  w4a16_profile_options o = {2, 5, 0, 7};
+  w4a16_status st = w4a16_profile(&p, &o, r, 64, &n);
+  if (st == W4A16_STATUS_NO_KERNEL) {
+    fprintf(stderr, "[profile] no kernel for bf16 fgs g128 in this build: %s\n", w4a16_last_error_message());
+    assert_int_equal(n, 0);
+    return;
+  }
+  assert_int_equal(st, W4A16_STATUS_OK);
+  assert_true(n >= 1);
+  for (int i = 0; i < n; ++i) {
+    fprintf(stderr, "[profile] %2d %-48s %-28s %9.2f us %8.2f TFLOP/s %8.1f GB/s\n", i + 1, r[i].kernel->name,
+            w4a16_status_name(r[i].status), r[i].median_us, r[i].tflops, r[i].gbps);
+    assert_non_null(r[i].kernel);
+    if (r[i].status == W4A16_STATUS_OK) {
+      assert_true(r[i].median_us > 0 && r[i].tflops > 0 && r[i].gbps > 0);
+      if (i > 0) {
+        assert_int_equal(r[i - 1].status, W4A16_STATUS_OK);
+        assert_true(r[i - 1].median_us <= r[i].median_us);
+      }
+    }
+  }
+  assert_int_equal(r[0].status, W4A16_STATUS_OK);
+  /* requested 1: just the fastest */
+  w4a16_profile_result one;
+  int n1 = 0;
+  assert_int_equal(w4a16_profile(&p, &o, &one, 1, &n1), W4A16_STATUS_OK);
+  assert_int_equal(n1, 1);
+  assert_int_equal(one.status, W4A16_STATUS_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest cpu[] = {
+      cmocka_unit_test(test_copies),
+      cmocka_unit_test(test_bytes_flops),
+      cmocka_unit_test(test_profile_bad_args),
+  };
+  int failed = cmocka_run_group_tests_name("timing_cpu", cpu, NULL, NULL);
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+    fprintf(stderr, "no GPU: the GPU tests of the timing method are skipped\n");
+    return failed ? 1 : 77;
+  }
+  const struct CMUnitTest gpu[] = {
+      cmocka_unit_test(test_time_memset),
+      cmocka_unit_test(test_profile_ranked),
+  };
+  failed += cmocka_run_group_tests_name("timing_gpu", gpu, NULL, NULL);
+  return failed ? 1 : 0;
+}

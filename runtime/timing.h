@@ -1,0 +1,113 @@
+/*
+ * timing.h - internal: how w4a16 times a launch. One method, shared by the
+ * profiler (runtime/profile.c) and the benchmark harness (bench/harness.c),
+ * per DESIGN.md section 7:
+ *
+ *   - the weights rotate over enough copies to leave L2 (launch i reads copy
+ *     i % copies; copies x bytes per copy >= 4 x L2 by default, bounded by free
+ *     device memory), as real layers stream their weights from HBM;
+ *   - one checked launch (its status and message are reported, nothing more is
+ *     done with a candidate that fails), then warm-up launches;
+ *   - L launches over the rotating copies captured in one CUDA graph, L chosen
+ *     so that a replay lasts about 1 ms and cycles every copy at least once;
+ *   - S back-to-back replays, each between two cudaEvents; per-launch time of a
+ *     sample = its elapsed time / L; the median of the S samples is reported.
+ *
+ * Nothing is allocated between the first and the last event.
+ */
+#ifndef W4A16_TIMING_H
+#define W4A16_TIMING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "w4a16/w4a16.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A launch to time. copy in [0, copies) selects the weight copy; stream is a
+ * cudaStream_t. Returns OK, or a status with a one-line reason in msg.
+ * Must allocate nothing and be capturable in a CUDA graph.
+ */
+typedef w4a16_status (*w4a16_timing_launch_fn)(void *ctx, int copy, void *stream, char *msg,
+                                               size_t msg_cap);
+
+typedef struct w4a16_timing_options {
+  int warmup;               /* launches after the checked one (0 = 5) */
+  int samples;              /* timed graph replays (0 = 10, at most 1000) */
+  double replay_target_us;  /* wanted duration of one replay (0 = 1000 us) */
+  int max_launches;         /* cap on launches per graph (0 = 1000; never below copies) */
+  int relaxed_capture;      /* capture in cudaStreamCaptureModeRelaxed (else ThreadLocal, which
+                               also proves the launch makes no unsafe call such as cudaMalloc) */
+} w4a16_timing_options;
+
+typedef struct w4a16_timing_result {
+  w4a16_status status;  /* OK, or why the candidate was skipped */
+  char message[320];    /* "" when OK */
+  double median_us;     /* per launch */
+  double min_us, max_us;
+  int launches;         /* launches per graph replay */
+  int samples;          /* replays timed */
+  int copies;           /* weight copies rotated over */
+} w4a16_timing_result;
+
+/* Time fn over copies weight copies on stream with the method above. Returns res->status. */
+w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream,
+                               const w4a16_timing_options *options, w4a16_timing_result *res);
+
+/* The current device's L2 cache size in bytes (50 MB if it cannot be queried). */
+size_t w4a16_timing_l2_bytes(void);
+
+/*
+ * Weight copies to rotate over: ceil(rotate_min_bytes / copy_bytes) (rotate_min_bytes 0
+ * means 4 x L2), at most budget_bytes / copy_bytes, and at least 1.
+ */
+int w4a16_timing_copies(size_t copy_bytes, size_t rotate_min_bytes, size_t budget_bytes);
+
+/* Device fills from a seeded host generator (splitmix64), never all zeros.
+   uniform: count elements of dtype in [lo, hi]; bytes: random bytes. */
+w4a16_status w4a16_timing_fill_uniform(void *dev, size_t count, w4a16_dtype dtype, float lo,
+                                       float hi, uint64_t seed);
+w4a16_status w4a16_timing_fill_bytes(void *dev, size_t bytes, uint64_t seed);
+
+/* 2*M*N*K. */
+double w4a16_timing_flops(const w4a16_problem *p);
+/* Bytes a W4A16 launch must move at least: packed W (N*K/2) + scales (+ zeros) [G,N]
+   + A [M,K] + D [M,N] (+ bias [N]), 2 bytes per element. */
+double w4a16_timing_bytes(const w4a16_problem *p);
+/* Bytes per weight copy: packed W + scales (+ zeros), each rounded up to 256. */
+size_t w4a16_timing_copy_bytes(const w4a16_problem *p);
+
+/*
+ * The inputs of one W4A16 problem on the current device: random A, bias,
+ * rotating copies of packed W + scales (+ zeros), output D, a workspace that
+ * grows as kernels need, and a non-blocking stream.
+ */
+typedef struct w4a16_timing_data w4a16_timing_data;
+
+/* rotate_min_bytes 0 = 4 x L2. Returns OK, a problem status, NO_DEVICE, OUT_OF_MEMORY or CUDA_ERROR
+   (with the thread's message set). */
+w4a16_status w4a16_timing_data_create(const w4a16_problem *problem, size_t rotate_min_bytes,
+                                      uint64_t seed, w4a16_timing_data **out);
+void w4a16_timing_data_destroy(w4a16_timing_data *td);
+/* The problem as normalized (lda, ldd, group size filled in). */
+const w4a16_problem *w4a16_timing_data_problem(const w4a16_timing_data *td);
+int w4a16_timing_data_copies(const w4a16_timing_data *td);
+/* Device pointers of A [M,lda] and D [M,ldd] (shared with other timed launches, e.g. cuBLAS). */
+void *w4a16_timing_data_a(const w4a16_timing_data *td);
+void *w4a16_timing_data_d(const w4a16_timing_data *td);
+/* The cudaStream_t all launches of this data run on. */
+void *w4a16_timing_data_stream(const w4a16_timing_data *td);
+
+/* Time kernel on td through w4a16_gemm (workspace grown before timing if needed). */
+w4a16_status w4a16_timing_data_time(w4a16_timing_data *td, const w4a16_kernel_desc *kernel,
+                                    const w4a16_timing_options *options, w4a16_timing_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
