@@ -1,23 +1,107 @@
 """Hopper family: TMA + wgmma, warp-specialized (cooperative, pingpong), clusters.
 
-Weights are wgmma's register operand A (tile_n = wgmma M), activations reach
-shared memory by TMA and are operand B (tile_m = wgmma N). Device code:
-runtime/cuda/sm90/. (Placeholder until the Hopper family lands: enumerates nothing.)
+Weights are wgmma's register operand A (tile_n = rows of N, 64 per wgmma per consumer
+warpgroup), activations reach shared memory by TMA and are operand B (tile_m = tokens =
+wgmma N). Device code: runtime/cuda/sm90/gemm_sm90.cuh (the shared-memory arithmetic
+below mirrors its Cfg; keep the two in step).
+
+Name: w4a16_sm90_<dtype>_u4_<mode>_<TN>x<TM>x<TK>_<CN>x<CM>x1_<schedule>
+(tile and cluster in the kernel's orientation: N x M x K). Stages are derived from the
+shared-memory budget, not enumerated.
 """
-from ..model import Arch, Family
+import itertools
+
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
 
 FAMILY = Family.SM90
 ARCH = Arch.SM90A
 TEMPLATE = "sm90_kernel.cu.j2"
 
+TILE_N = (64, 128, 256)
+TILE_M = (8, 16, 32, 64, 128, 256)
+TILE_K = (64, 128)
+CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))  # (along N, along M)
+SCHEDULES = (Schedule.COOPERATIVE, Schedule.PINGPONG)
+THREADS = 384             # producer warpgroup + two consumer warpgroups
+SMEM_LIMIT = 232448       # 227 KB: the opt-in limit per block on sm90
+MAX_STAGES = 6
+MIN_STAGES = 2
+REG_BUDGET = 232          # setmaxnreg.inc for the consumer warpgroups
+
+# Default build set (CI-sized): every mode and dtype of these tiles.
+DEFAULT_TILES = {
+    (128, 16, 128, 1, 1, Schedule.COOPERATIVE),   # decode / small M: memory-bound
+    (128, 64, 64, 1, 1, Schedule.COOPERATIVE),    # M ~ 64..256
+    (256, 128, 64, 1, 1, Schedule.COOPERATIVE),   # large M
+    (128, 128, 64, 1, 1, Schedule.PINGPONG),      # large M, epilogue overlap
+}
+
+
+def name(dtype, mode, tn, tm, tk, cn, cm, sched):
+    return "%s_%dx%dx%d_%dx%dx1_%s" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, cn, cm, sched.value)
+
+
+def _round(x, a):
+    return (x + a - 1) // a * a
+
+
+def stage_bytes(mode, tn, tm, tk):
+    zeros = mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS
+    raw = tm * tk * 2 + tn * tk // 2 + (tk // 32) * tn * 2 * (2 if zeros else 1)
+    return _round(raw, 1024)
+
+
+def epilogue_bytes(tn, tm, sched):
+    return (1 if sched == Schedule.COOPERATIVE else 2) * tm * (tn + 8) * 2
+
+
+def smem_bytes(mode, tn, tm, tk, sched, stages):
+    return stages * stage_bytes(mode, tn, tm, tk) + _round(epilogue_bytes(tn, tm, sched), 16) + stages * 16 + 1024
+
+
+def stages_for(mode, tn, tm, tk, sched):
+    fixed = _round(epilogue_bytes(tn, tm, sched), 16) + 1024
+    per = stage_bytes(mode, tn, tm, tk) + 16
+    return max(0, min(MAX_STAGES, (SMEM_LIMIT - fixed) // per))
+
+
+def consumer_registers(mode, tn, tm, tk, sched):
+    """Estimate of the live registers of a consumer thread (accumulators, converted A
+    fragments, packed words, scales) plus addressing; ptxas -v has the last word."""
+    rows = tn // 2 if sched == Schedule.COOPERATIVE else tn
+    r = rows // 64
+    zeros = mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS
+    return r * tm // 2 + r * (tk // 16) * 4 + r * (tk // 64) * 4 + r * (tk // 16) * (2 if zeros else 1) + 40
+
 
 def enumerate():
-    return iter(())
+    for dtype, mode, tn, tm, tk, (cn, cm), sched in itertools.product(
+            DType, QuantMode, TILE_N, TILE_M, TILE_K, CLUSTERS, SCHEDULES):
+        stages = stages_for(mode, tn, tm, tk, sched)
+        yield Config(name=name(dtype, mode, tn, tm, tk, cn, cm, sched), family=FAMILY, arch=ARCH,
+                     dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
+                     cluster_n=cn, cluster_m=cm, cluster_k=1, schedule=sched, stages=stages,
+                     split_k=1, threads=THREADS,
+                     smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages), template=TEMPLATE)
 
 
 def is_valid(c):
+    rows = c.tile_n // 2 if c.schedule == Schedule.COOPERATIVE else c.tile_n
+    if rows < 64 or rows % 64:
+        return False, "each consumer warpgroup needs a multiple of 64 rows (wgmma M)"
+    if (c.tile_m // c.cluster_n) % 8:
+        return False, "activation multicast slice is not whole 8-row swizzle atoms"
+    if (c.tile_n // 16) % c.cluster_m:
+        return False, "weight multicast slice is not whole 16-row blocks"
+    if c.stages < MIN_STAGES:
+        return False, "fewer than %d stages fit in shared memory" % MIN_STAGES
+    if c.smem_bytes > SMEM_LIMIT:
+        return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
+    regs = consumer_registers(c.mode, c.tile_n, c.tile_m, c.tile_k, c.schedule)
+    if regs > REG_BUDGET:
+        return False, "consumer registers ~%d > %d" % (regs, REG_BUDGET)
     return True, ""
 
 
 def is_default(c):
-    return True
+    return (c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m, c.schedule) in DEFAULT_TILES

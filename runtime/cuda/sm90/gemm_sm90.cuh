@@ -1,0 +1,562 @@
+// gemm_sm90.cuh - the Hopper family (sm_90a): TMA + wgmma, warp-specialized W4A16 GEMM.
+//
+//   D[M,N] = alpha * A[M,K] . dequant(W)[N,K]^T (+ bias[N])
+//
+// Orientation (generator/model.py): the weights are wgmma's register operand A, so a
+// CTA tile is TN rows of N (wgmma M, 64 per instruction) x TM tokens (wgmma N, 8..256)
+// x TK of K. Activations are wgmma's B operand: [TM tokens x 64 k] boxes reach shared
+// memory by TMA with a 128-byte swizzle (K-major, exactly the layout wgmma reads).
+//
+// Warp specialization (384 threads): warpgroup 0 is the producer (one thread issues all
+// copies; setmaxnreg.dec to 40), warpgroups 1 and 2 are consumers (setmaxnreg.inc to
+// 232): they read their packed weight fragments from shared memory (one 16-byte load per
+// lane per 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
+// apply the group scale (and zero) in registers, and issue wgmma with A from registers.
+//
+// Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
+// the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
+// [N/16 row blocks] x [K/64 * 128 words]) and the scale (zero) rows of the tile (1-D bulk
+// copies). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
+// complete_tx) and one "empty" mbarrier per stage (one arrival per consuming warp of
+// every CTA of the cluster).
+//
+// Schedules: cooperative - both consumer warpgroups work on every tile, each on TN/2
+// rows; pingpong - the consumer warpgroups take alternate tiles of the CTA (each does
+// all TN rows), so one's epilogue overlaps the other's mainloop.
+//
+// Clusters CN x CM (CTAs along N share the activation tile, CTAs along M share the
+// weight tile): each CTA loads 1/CN of the activation box and 1/CM of the weight box and
+// multicasts it to the CTAs that share it.
+//
+// Persistent grid: min(work units, SMs / cluster size) clusters walk the units
+// (cluster tile x K slice) in a banded raster (bands of 8 cluster rows along M, N
+// fastest inside a band), the same sequence for the producer and both consumers.
+//
+// Split-K (p->split_k > 1): each K slice writes fp32 partials (common/splitk.cuh) and the
+// launch enqueues the deterministic reduction.
+//
+// Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
+// and leaves in 16-byte row-contiguous stores; rows >= M are never stored.
+#ifndef W4A16_SM90_GEMM_SM90_CUH
+#define W4A16_SM90_GEMM_SM90_CUH
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "common/dequant.cuh"
+#include "common/splitk.cuh"
+#include "kernel_abi.h"
+#include "sm90/sm90_ptx.cuh"
+#include "sm90/sm90_wgmma.cuh"
+#include "w4a16/w4a16.h"
+
+namespace w4a16_sm90 {
+
+// ------------------------------------------------------------------------- configuration
+template <int MODE_, int TN_, int TM_, int TK_, int CN_, int CM_, int SCHED_, int STAGES_>
+struct Cfg {
+  static constexpr int MODE = MODE_, TN = TN_, TM = TM_, TK = TK_, CN = CN_, CM = CM_, STAGES = STAGES_;
+  static constexpr bool kCoop = SCHED_ == W4A16_SCHEDULE_COOPERATIVE;
+  static constexpr bool kZeros = MODE_ == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  static constexpr int kSub = kZeros ? 0 : 8;
+  static constexpr int kThreads = 384;
+  static constexpr int kWgRows = kCoop ? TN / 2 : TN;  // rows of N per consumer warpgroup
+  static constexpr int R = kWgRows / 64;               // wgmma M blocks per warpgroup
+  static constexpr int KT = TK / 64;                   // 16x64 packed blocks along K per stage
+  static constexpr int K16 = TK / 16;                  // wgmma k steps per stage
+  static constexpr int kCluster = CN * CM;
+  static constexpr int kActBytes = TM * TK * 2;        // KT boxes of [TM rows x 128 bytes]
+  static constexpr int kWBytes = TN * TK / 2;
+  static constexpr int kGrMax = TK / 32;               // scale rows per stage (group 32)
+  static constexpr int kRowBytes = TN * 2;             // one scale row of the tile
+  static constexpr int kWOff = kActBytes;
+  static constexpr int kSOff = kWOff + kWBytes;
+  static constexpr int kZOff = kSOff + kGrMax * kRowBytes;
+  static constexpr int kStageRaw = kZOff + (kZeros ? kGrMax * kRowBytes : 0);
+  static constexpr int kStageBytes = (kStageRaw + 1023) / 1024 * 1024;
+  static constexpr int kEpiStride = TN + 8;            // elements; conflict-free 2-byte stores
+  static constexpr int kEpiBufBytes = TM * kEpiStride * 2;
+  static constexpr int kEpiBytes = (kCoop ? 1 : 2) * kEpiBufBytes;
+  static constexpr int kEpiOff = STAGES * kStageBytes;
+  static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
+  static constexpr int kSmemBytes = kBarOff + STAGES * 16 + 1024;  // + alignment slack
+  static constexpr int kWarpsPerStage = kCoop ? 8 : 4;             // consumer warps reading a stage
+  static constexpr int kMBand = 8;                                  // raster band (cluster rows)
+
+  static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
+  static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
+  static_assert(TK == 64 || TK == 128, "tile_k: 64 or 128");
+  static_assert((TM / CN) % 8 == 0, "activation multicast slice: whole 8-row swizzle atoms");
+  static_assert((TN / 16) % CM == 0, "weight multicast slice: whole 16-row blocks");
+  static_assert(kSmemBytes <= 232448, "shared memory");
+};
+
+struct Params {
+  const void *scales;
+  const void *zeros;
+  const void *bias;
+  void *d;
+  float *ws;
+  int64_t ldd;
+  int m, n, k;
+  int group;
+  int gshift;  // log2(group) when group < TK (then a power of two), else unused
+  int split_k;
+  float alpha;
+};
+
+template <typename T> struct Pk;
+template <> struct Pk<__nv_bfloat16> {
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
+    __nv_bfloat162 r = __hmul2(*reinterpret_cast<__nv_bfloat162 *>(&a), *reinterpret_cast<__nv_bfloat162 *>(&b));
+    return *reinterpret_cast<uint32_t *>(&r);
+  }
+  static __device__ __forceinline__ uint32_t fma(uint32_t a, uint32_t b, uint32_t c) {
+    __nv_bfloat162 r = __hfma2(*reinterpret_cast<__nv_bfloat162 *>(&a), *reinterpret_cast<__nv_bfloat162 *>(&b),
+                               *reinterpret_cast<__nv_bfloat162 *>(&c));
+    return *reinterpret_cast<uint32_t *>(&r);
+  }
+  template <int SUB> static __device__ __forceinline__ void cvt(uint32_t w, uint32_t out[4]) {
+    w4a16_u4x8_to_bf16x8<SUB>(w, out);
+  }
+  static __device__ __forceinline__ uint16_t from_float(float v) {
+    __nv_bfloat16 h = __float2bfloat16_rn(v);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  static __device__ __forceinline__ float to_float(uint16_t v) {
+    return __bfloat162float(*reinterpret_cast<__nv_bfloat16 *>(&v));
+  }
+  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+};
+template <> struct Pk<__half> {
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
+    __half2 r = __hmul2(*reinterpret_cast<__half2 *>(&a), *reinterpret_cast<__half2 *>(&b));
+    return *reinterpret_cast<uint32_t *>(&r);
+  }
+  static __device__ __forceinline__ uint32_t fma(uint32_t a, uint32_t b, uint32_t c) {
+    __half2 r = __hfma2(*reinterpret_cast<__half2 *>(&a), *reinterpret_cast<__half2 *>(&b),
+                        *reinterpret_cast<__half2 *>(&c));
+    return *reinterpret_cast<uint32_t *>(&r);
+  }
+  template <int SUB> static __device__ __forceinline__ void cvt(uint32_t w, uint32_t out[4]) {
+    w4a16_u4x8_to_f16x8<SUB>(w, out);
+  }
+  static __device__ __forceinline__ uint16_t from_float(float v) {
+    __half h = __float2half_rn(v);
+    return *reinterpret_cast<uint16_t *>(&h);
+  }
+  static __device__ __forceinline__ float to_float(uint16_t v) {
+    return __half2float(*reinterpret_cast<__half *>(&v));
+  }
+  static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+};
+
+// One work unit: a CTA tile and a K slice.
+struct Unit {
+  int n0, m0, kb0, z;
+};
+
+template <class C>
+static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, int kb_per, int cn, int cm) {
+  const int tiles = n_cl * m_cl;
+  const int z = cu / tiles;
+  const int t = cu - z * tiles;
+  const int band = t / (C::kMBand * n_cl);
+  const int within = t - band * C::kMBand * n_cl;
+  const int rem = m_cl - band * C::kMBand;
+  const int gm = rem < C::kMBand ? rem : C::kMBand;
+  const int mt = band * C::kMBand + within % gm;
+  const int nt = within / gm;
+  Unit u;
+  u.n0 = (nt * C::CN + cn) * C::TN;
+  u.m0 = (mt * C::CM + cm) * C::TM;
+  u.kb0 = z * kb_per;
+  u.z = z;
+  return u;
+}
+
+// ------------------------------------------------------------------------- the kernel
+template <typename T, class C>
+__global__ void __launch_bounds__(384, 1)
+    w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
+                      const Params p) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t bar_full = base + C::kBarOff;
+  const uint32_t bar_empty = bar_full + C::STAGES * 8;
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
+  const uint32_t crank = C::kCluster > 1 ? cluster_ctarank() : 0u;
+  const int cn = (int)(crank % C::CN);
+  const int cm = (int)(crank / C::CN);
+
+  if (tid == 0) {
+    for (int s = 0; s < C::STAGES; ++s) {
+      mbar_init(bar_full + 8 * s, 1);
+      mbar_init(bar_empty + 8 * s, C::kWarpsPerStage * C::kCluster);
+    }
+    fence_barrier_init();
+  }
+  if (C::kCluster > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  const int n_cl = p.n / (C::TN * C::CN);
+  const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
+  const int total = n_cl * m_cl * p.split_k;
+  const int cid = blockIdx.x / C::kCluster;
+  const int ncl = gridDim.x / C::kCluster;
+  const int kb_per = p.k / C::TK / p.split_k;
+
+  if (wg == 0) {
+    // ===================================================================== producer
+    setmaxnreg_dec<40>();
+    if (tid == 0) {
+      tma_prefetch_desc(&tm_a);
+      tma_prefetch_desc(&tm_w);
+      const uint16_t mask_a = (uint16_t)(((1u << C::CN) - 1u) << (cm * C::CN));
+      uint16_t mask_w = 0;
+#pragma unroll
+      for (int y = 0; y < C::CM; ++y) mask_w |= (uint16_t)(1u << (y * C::CN + cn));
+      const int gr_rows = p.group < C::TK ? C::TK / p.group : 1;
+      const uint32_t tx =
+          (uint32_t)(C::kActBytes + C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
+      const char *sc = (const char *)p.scales;
+      const char *zr = (const char *)p.zeros;
+      uint32_t pos = 0;
+      for (int cu = cid; cu < total; cu += ncl) {
+        const Unit u = decode_unit<C>(cu, n_cl, m_cl, kb_per, cn, cm);
+        for (int kb = 0; kb < kb_per; ++kb, ++pos) {
+          const uint32_t s = pos % C::STAGES;
+          const uint32_t ph = (pos / C::STAGES) & 1u;
+          mbar_wait(bar_empty + 8 * s, ph ^ 1u);
+          const uint32_t st = base + s * C::kStageBytes;
+          const uint32_t fb = bar_full + 8 * s;
+          mbar_arrive_expect_tx(fb, tx);
+          const int kg = (u.kb0 + kb) * C::TK;
+#pragma unroll
+          for (int h = 0; h < C::KT; ++h) {
+            if (C::CN == 1) {
+              tma_load_2d(st + h * C::TM * 128, &tm_a, fb, kg + 64 * h, u.m0);
+            } else {
+              const int rows = C::TM / C::CN;
+              tma_load_2d_multicast(st + h * C::TM * 128 + cn * rows * 128, &tm_a, fb, kg + 64 * h,
+                                    u.m0 + cn * rows, mask_a);
+            }
+          }
+          const int wk = (u.kb0 + kb) * C::KT * 128;
+          if (C::CM == 1) {
+            tma_load_2d(st + C::kWOff, &tm_w, fb, wk, u.n0 / 16);
+          } else {
+            const int rb = C::TN / 16 / C::CM;
+            tma_load_2d_multicast(st + C::kWOff + cm * rb * C::KT * 512, &tm_w, fb, wk, u.n0 / 16 + cm * rb,
+                                  mask_w);
+          }
+          const int g0 = kg / p.group;
+          for (int r = 0; r < gr_rows; ++r) {
+            const size_t off = ((size_t)(g0 + r) * p.n + u.n0) * 2;
+            bulk_load(st + C::kSOff + r * C::kRowBytes, sc + off, C::kRowBytes, fb);
+            if (C::kZeros) bulk_load(st + C::kZOff + r * C::kRowBytes, zr + off, C::kRowBytes, fb);
+          }
+        }
+      }
+    }
+    __syncwarp();
+  } else {
+    // ===================================================================== consumers
+    setmaxnreg_inc<232>();
+    const int c = wg - 1;
+    const int warp = (tid / 32) & 3;
+    const int lane = tid & 31;
+    const int g = lane >> 2;
+    const int t = lane & 3;
+    const int rowbase = C::kCoop ? c * C::kWgRows : 0;
+    const int nthr = C::kCoop ? 256 : 128;
+    const int ltid = C::kCoop ? tid - 128 : tid - 128 * (c + 1);
+    const uint32_t epi_bar = C::kCoop ? 1u : 2u + (uint32_t)c;
+    const uint32_t epi = base + C::kEpiOff + (C::kCoop ? 0 : c * C::kEpiBufBytes);
+    const bool small_group = p.group < C::TK;
+
+    int j = 0;  // this CTA's unit counter
+    for (int cu = cid; cu < total; cu += ncl, ++j) {
+      if (!C::kCoop && (j & 1) != c) continue;
+      const Unit u = decode_unit<C>(cu, n_cl, m_cl, kb_per, cn, cm);
+      const uint32_t pos0 = (uint32_t)j * (uint32_t)kb_per;
+
+      float acc[C::R][C::TM / 2];
+#pragma unroll
+      for (int r = 0; r < C::R; ++r)
+#pragma unroll
+        for (int i = 0; i < C::TM / 2; ++i) acc[r][i] = 0.f;
+
+      uint32_t prev_s = 0;
+      for (int kb = 0; kb < kb_per; ++kb) {
+        const uint32_t pos = pos0 + kb;
+        const uint32_t s = pos % C::STAGES;
+        mbar_wait(bar_full + 8 * s, (pos / C::STAGES) & 1u);
+        const uint32_t st = base + s * C::kStageBytes;
+
+        // packed weight fragments: one 16-byte load per 16x64 block
+        uint4 wq[C::R][C::KT];
+#pragma unroll
+        for (int r = 0; r < C::R; ++r)
+#pragma unroll
+          for (int kt = 0; kt < C::KT; ++kt)
+            wq[r][kt] = lds128(st + C::kWOff + (((rowbase >> 4) + r * 4 + warp) * C::KT + kt) * 512 + lane * 16);
+        // scales (zeros) of rows g and g+8, per pair of k16 steps (a group spans >= 32 k)
+        uint32_t s2[C::R][C::K16 / 2][2];
+        uint32_t z2[C::R][C::K16 / 2][2];
+#pragma unroll
+        for (int jj = 0; jj < C::K16 / 2; ++jj) {
+          const int gr = small_group ? ((jj * 32) >> p.gshift) : 0;
+#pragma unroll
+          for (int r = 0; r < C::R; ++r) {
+            const uint32_t a0 = st + C::kSOff + gr * C::kRowBytes + (rowbase + r * 64 + warp * 16 + g) * 2;
+            const uint32_t lo = lds16(a0), hi = lds16(a0 + 16);
+            s2[r][jj][0] = lo | (lo << 16);
+            s2[r][jj][1] = hi | (hi << 16);
+            if (C::kZeros) {
+              const uint32_t zl = lds16(a0 + (C::kZOff - C::kSOff)), zh = lds16(a0 + (C::kZOff - C::kSOff) + 16);
+              z2[r][jj][0] = zl | (zl << 16);
+              z2[r][jj][1] = zh | (zh << 16);
+            }
+          }
+        }
+        if (kb > 0) {
+          // the previous stage's wgmmas are done: its shared memory (and our A registers) are free
+          wgmma_wait<0>();
+          __syncwarp();
+          if (lane == 0) {
+            if (C::kCluster == 1) {
+              mbar_arrive_local(bar_empty + 8 * prev_s);
+            } else {
+#pragma unroll
+              for (int q = 0; q < C::kCluster; ++q) mbar_arrive_cluster(bar_empty + 8 * prev_s, q);
+            }
+          }
+        }
+        uint32_t a[C::R][C::K16][4];
+#pragma unroll
+        for (int k16 = 0; k16 < C::K16; ++k16) {
+#pragma unroll
+          for (int r = 0; r < C::R; ++r) {
+            const uint4 v = wq[r][k16 >> 2];
+            const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+            uint32_t q[4];
+            Pk<T>::template cvt<C::kSub>(w, q);
+            const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
+            if (C::kZeros) {
+              const uint32_t zlo = z2[r][k16 >> 1][0], zhi = z2[r][k16 >> 1][1];
+              a[r][k16][0] = Pk<T>::fma(q[0], slo, zlo);
+              a[r][k16][1] = Pk<T>::fma(q[1], shi, zhi);
+              a[r][k16][2] = Pk<T>::fma(q[2], slo, zlo);
+              a[r][k16][3] = Pk<T>::fma(q[3], shi, zhi);
+            } else {
+              a[r][k16][0] = Pk<T>::mul(q[0], slo);
+              a[r][k16][1] = Pk<T>::mul(q[1], shi);
+              a[r][k16][2] = Pk<T>::mul(q[2], slo);
+              a[r][k16][3] = Pk<T>::mul(q[3], shi);
+            }
+          }
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < C::K16; ++k16) {
+          const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
+#pragma unroll
+          for (int r = 0; r < C::R; ++r)
+            w4a16_wgmma_rs<C::TM, T>::run(acc[r], a[r][k16], desc, (kb | k16) != 0);
+        }
+        wgmma_commit();
+        prev_s = s;
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int r = 0; r < C::R; ++r)
+#pragma unroll
+        for (int i = 0; i < C::TM / 2; ++i) reg_fence(acc[r][i]);
+      __syncwarp();
+      if (lane == 0) {
+        if (C::kCluster == 1) {
+          mbar_arrive_local(bar_empty + 8 * prev_s);
+        } else {
+#pragma unroll
+          for (int q = 0; q < C::kCluster; ++q) mbar_arrive_cluster(bar_empty + 8 * prev_s, q);
+        }
+      }
+
+      // ------------------------------------------------------------------- epilogue
+      if (p.split_k > 1) {
+        // fp32 partials straight from the accumulators: for a token row, lanes g = 0..7
+        // write 8 consecutive floats (whole 32-byte sectors)
+        const size_t step = (size_t)8 * p.n;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float *row = p.ws + ((size_t)u.z * p.m + u.m0 + 2 * t + e) * p.n + u.n0 + rowbase + warp * 16 + g;
+          int m = u.m0 + 2 * t + e;
+#pragma unroll
+          for (int i = 0; i < C::TM / 8; ++i, m += 8, row += step) {
+            if (m < p.m) {
+#pragma unroll
+              for (int r = 0; r < C::R; ++r) {
+                row[r * 64] = acc[r][4 * i + e];
+                row[r * 64 + 8] = acc[r][4 * i + 2 + e];
+              }
+            }
+          }
+        }
+      } else {
+        const uint16_t *bias = (const uint16_t *)p.bias;
+#pragma unroll
+        for (int r = 0; r < C::R; ++r) {
+          const int nl = rowbase + r * 64 + warp * 16 + g;
+          const float b0 = bias ? Pk<T>::to_float(bias[u.n0 + nl]) : 0.f;
+          const float b1 = bias ? Pk<T>::to_float(bias[u.n0 + nl + 8]) : 0.f;
+#pragma unroll
+          for (int i = 0; i < C::TM / 8; ++i)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int ml = 8 * i + 2 * t + e;
+              const uint32_t ad = epi + (ml * C::kEpiStride + nl) * 2;
+              sts16(ad, Pk<T>::from_float(acc[r][4 * i + e] * p.alpha + b0));
+              sts16(ad + 16, Pk<T>::from_float(acc[r][4 * i + 2 + e] * p.alpha + b1));
+            }
+        }
+        named_bar_sync(epi_bar, nthr);
+        const int rows = p.m - u.m0 < C::TM ? p.m - u.m0 : C::TM;
+        constexpr int kChunks = C::TN / 8;
+        char *dst = (char *)p.d;
+        for (int idx = ltid; idx < rows * kChunks; idx += nthr) {
+          const int ml = idx / kChunks;
+          const int ch = idx - ml * kChunks;
+          const uint4 v = lds128(epi + (ml * C::kEpiStride + ch * 8) * 2);
+          *reinterpret_cast<uint4 *>(dst + (((size_t)(u.m0 + ml) * p.ldd) + u.n0 + ch * 8) * 2) = v;
+        }
+        named_bar_sync(epi_bar, nthr);
+      }
+    }
+  }
+  if (C::kCluster > 1) cluster_sync();
+#endif
+}
+
+// ------------------------------------------------------------------------- host side
+typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link).
+static inline EncodeTiledFn encode_tiled_fn() {
+  static const EncodeTiledFn fn = []() -> EncodeTiledFn {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return (EncodeTiledFn)f;
+  }();
+  return fn;
+}
+
+template <typename T, class C>
+static inline int launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
+  EncodeTiledFn encode = encode_tiled_fn();
+  if (!encode) return (int)cudaErrorNotSupported;
+  CUtensorMap tm_a, tm_w;
+  {
+    const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
+    const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)(C::TM / C::CN)};
+    const cuuint32_t estr[2] = {1, 1};
+    if (encode(&tm_a, Pk<T>::kTmaType, 2, const_cast<void *>(p->a), dims, strides, box, estr,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  }
+  {
+    const cuuint64_t dims[2] = {(cuuint64_t)(p->k / 64 * 128), (cuuint64_t)(p->n / 16)};
+    const cuuint64_t strides[1] = {(cuuint64_t)(p->k / 64 * 512)};
+    const cuuint32_t box[2] = {(cuuint32_t)(C::KT * 128), (cuuint32_t)(C::TN / 16 / C::CM)};
+    const cuuint32_t estr[2] = {1, 1};
+    if (encode(&tm_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2, const_cast<void *>(p->w), dims, strides, box, estr,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  }
+  Params prm;
+  prm.scales = p->scales;
+  prm.zeros = p->zeros;
+  prm.bias = p->bias;
+  prm.d = p->d;
+  prm.ws = (float *)p->workspace;
+  prm.ldd = p->ldd;
+  prm.m = p->m;
+  prm.n = p->n;
+  prm.k = p->k;
+  prm.group = p->group_size;
+  prm.gshift = 0;
+  while ((1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
+  prm.split_k = p->split_k > 1 ? p->split_k : 1;
+  prm.alpha = p->alpha;
+
+  const int n_cl = p->n / (C::TN * C::CN);
+  const int m_cl = (p->m + C::TM * C::CM - 1) / (C::TM * C::CM);
+  const long long units = (long long)n_cl * m_cl * prm.split_k;
+  const int sms = p->sm_count > 0 ? p->sm_count : 132;
+  long long clusters = sms / C::kCluster;
+  if (clusters < 1) clusters = 1;
+  if (clusters > units) clusters = units;
+
+  auto kern = w4a16_sm90_kernel<T, C>;
+  cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  if (err != cudaSuccess) return (int)err;
+
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
+  cfg.blockDim = dim3(C::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = C::kSmemBytes;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = C::kCluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, prm);
+  if (err != cudaSuccess) return (int)err;
+  if (prm.split_k > 1) {
+    return (int)w4a16_splitk_reduce_launch<T>((const float *)p->workspace, prm.split_k, p->m, p->n, p->alpha,
+                                              (const T *)p->bias, (T *)p->d, p->ldd, sms, stream);
+  }
+  return (int)cudaGetLastError();
+}
+
+template <typename T, class C>
+static inline int probe() {
+  cudaFuncAttributes a;
+  return (int)cudaFuncGetAttributes(&a, w4a16_sm90_kernel<T, C>);
+}
+
+}  // namespace w4a16_sm90
+
+// Entry points used by templates/sm90_kernel.cu.j2.
+template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES>
+static inline int w4a16_sm90_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
+  return w4a16_sm90::launch<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES>>(p, stream);
+}
+
+template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES>
+static inline int w4a16_sm90_probe(void) {
+  return w4a16_sm90::probe<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES>>();
+}
+
+#endif
