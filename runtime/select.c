@@ -1,15 +1,490 @@
-/* select.c - placeholder selection: the first kernel that can implement the problem
-   and runs on this device. (Being replaced by the heuristic + config cache.) */
+/* select.c - the heuristic (rule table + cost model), selection for w4a16_gemm,
+   w4a16_tune, and the log callback. The config cache lives in cache.c. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "select_internal.h"
 
+/* ------------------------------------------------------------------------- */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------- */
+
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static w4a16_log_fn g_log_fn;
+static void *g_log_user;
+static pthread_once_t g_log_once = PTHREAD_ONCE_INIT;
+static int g_log_min = W4A16_LOG_WARNING; /* default sink's threshold; 4 = off */
+
+const char *w4a16_log_level_name(w4a16_log_level level) {
+  switch (level) {
+  case W4A16_LOG_DEBUG: return "debug";
+  case W4A16_LOG_INFO: return "info";
+  case W4A16_LOG_WARNING: return "warning";
+  case W4A16_LOG_ERROR: return "error";
+  }
+  return "?";
+}
+
+static void log_init(void) {
+  const char *e = getenv("W4A16_LOG_LEVEL");
+  if (!e || !*e) return;
+  static const char *names[] = {"debug", "info", "warning", "error", "off"};
+  for (int i = 0; i < 5; ++i)
+    if (strcmp(e, names[i]) == 0) g_log_min = i;
+}
+
+void w4a16_set_log_callback(w4a16_log_fn fn, void *user) {
+  pthread_mutex_lock(&g_log_mu);
+  g_log_fn = fn;
+  g_log_user = user;
+  pthread_mutex_unlock(&g_log_mu);
+}
+
+void w4a16_log(w4a16_log_level level, const char *fmt, ...) {
+  pthread_once(&g_log_once, log_init);
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  /* the callback is called under the lock: w4a16_set_log_callback() returning
+     means the previous callback is no longer running (callbacks must not log) */
+  pthread_mutex_lock(&g_log_mu);
+  if (g_log_fn)
+    g_log_fn(level, msg, g_log_user);
+  else if ((int)level >= g_log_min)
+    fprintf(stderr, "w4a16: %s: %s\n", w4a16_log_level_name(level), msg);
+  pthread_mutex_unlock(&g_log_mu);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The rule table                                                            */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Rules, tried in order; a kernel belongs to the first rule whose problem/device
+ * ranges hold and whose kernel conditions it meets. A rule's kernels form a tier;
+ * tiers rank in table order, the cost model orders each tier, and every other
+ * kernel that can implement the problem follows in the "fallback" tier.
+ *
+ * Columns: name,
+ *   m_min, m_max, n_min, n_max, k_min, k_max, sm_count_min, sm_count_max, cc_min, cc_max,
+ *   family, tile_m_min, tile_m_max, tile_n_min, tile_n_max, stages_min, stages_max,
+ *   m_tiles_max, min_waves_eff
+ * (max 0 = unbounded; family -1 = any). Initial values, to be fitted against
+ * `w4a16 tune --compare-heuristic` on the device (docs/PERFORMANCE.md).
+ */
+#define ANY_FAMILY (-1)
+static const w4a16_heuristic_rule g_rules[] = {
+    /* decode: CUDA-core GEMV (tile_m = the largest M it handles) for a handful of tokens */
+    {"decode-gemv", 1, 8, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_GEMV, 0, 0, 0, 0, 0, 0, 1, 0.0f},
+    /* Hopper: wgmma kernels whose output tiles fill the machine reasonably */
+    {"sm90-waves", 1, 0, 0, 0, 0, 0, 0, 0, 90, 90, W4A16_FAMILY_SM90, 0, 0, 0, 0, 0, 0, 0, 0.5f},
+    {"sm90", 1, 0, 0, 0, 0, 0, 0, 0, 90, 90, W4A16_FAMILY_SM90, 0, 0, 0, 0, 0, 0, 0, 0.0f},
+    /* small M on mma.sync: one M tile (no weight re-reads), any waves */
+    {"sm80-small-m", 1, 64, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_SM80, 0, 64, 0, 0, 0, 0, 1, 0.0f},
+    /* large M on mma.sync */
+    {"sm80", 1, 0, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_SM80, 0, 0, 0, 0, 0, 0, 0, 0.0f},
+};
+#define N_RULES (sizeof g_rules / sizeof g_rules[0])
+
+const w4a16_heuristic_rule *w4a16_heuristic_rules(size_t *count) {
+  if (count) *count = N_RULES;
+  return g_rules;
+}
+
+static int in_range64(int64_t v, int64_t lo, int64_t hi) { return v >= lo && (hi == 0 || v <= hi); }
+
+static int rule_matches_problem(const w4a16_heuristic_rule *r, const w4a16_problem *p, int sm_count, int cc) {
+  return in_range64(p->m, r->m_min, r->m_max) && in_range64(p->n, r->n_min, r->n_max) &&
+         in_range64(p->k, r->k_min, r->k_max) && in_range64(sm_count, r->sm_count_min, r->sm_count_max) &&
+         in_range64(cc, r->cc_min, r->cc_max);
+}
+
+static int rule_matches_kernel(const w4a16_heuristic_rule *r, const w4a16_kernel_desc *kd,
+                               const w4a16_problem *p, float waves_eff) {
+  if (r->family != ANY_FAMILY && (int)kd->family != r->family) return 0;
+  if (!in_range64(kd->tile_m, r->tile_m_min, r->tile_m_max)) return 0;
+  if (!in_range64(kd->tile_n, r->tile_n_min, r->tile_n_max)) return 0;
+  if (!in_range64(kd->stages, r->stages_min, r->stages_max)) return 0;
+  if (r->m_tiles_max > 0 && (p->m + kd->tile_m - 1) / kd->tile_m > r->m_tiles_max) return 0;
+  if (waves_eff < r->min_waves_eff) return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The cost model                                                            */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Per-family throughput, as data. H100 SXM-like values scaled per SM:
+ *  tflops_per_sm    dense fp16/bf16 math a well-fed CTA of the family reaches
+ *  m_half, n_half   tile_m / tile_n at which dequantization and operand traffic
+ *                   cost half of the peak (efficiency t / (t + half))
+ *  ctas_per_sm      CTAs resident per SM (tensor-core families are register-
+ *                   and shared-memory-bound; GEMV is light)
+ *  wave_us          fixed cost of each wave (prologue, pipeline fill, epilogue)
+ */
+typedef struct family_model {
+  float tflops_per_sm, m_half, n_half;
+  int ctas_per_sm;
+  float wave_us;
+} family_model;
+
+static const family_model g_models[3] = {
+    [W4A16_FAMILY_SM80] = {3.0f, 8.0f, 16.0f, 1, 1.2f},
+    [W4A16_FAMILY_SM90] = {5.0f, 16.0f, 32.0f, 1, 1.0f},
+    [W4A16_FAMILY_GEMV] = {0.25f, 1.0f, 0.0f, 4, 0.6f},
+};
+
+#define HBM_BYTES_PER_US_PER_SM 22700.0 /* ~3.0 TB/s over 132 SMs */
+#define SM_BW_BOOST 2.5                  /* an SM alone can draw this many times its share */
+#define L2_OVER_HBM 3.5                  /* activations re-read from L2 at this speedup */
+#define WEIGHT_REREAD_COST 0.25          /* extra M tiles re-read weights mostly from L2 */
+#define SPLITK_REDUCE_US 2.0             /* the separate reduce kernel's launch */
+
+static double div_up(double a, double b) { return ceil(a / b); }
+
+float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count, int split,
+                                  float *waves_eff) {
+  const family_model *fm = (kd->family >= 0 && kd->family <= 2) ? &g_models[kd->family] : &g_models[0];
+  if (split < 1) split = 1;
+  double M = (double)p->m, N = (double)p->n, K = (double)p->k, S = sm_count > 0 ? sm_count : 1;
+  double mt = div_up(M, kd->tile_m), nt = floor(N / kd->tile_n);
+  if (nt < 1) nt = 1;
+  double ctas = mt * nt * split;
+  double waves_plain = div_up(ctas, S);
+  if (waves_eff) *waves_eff = (float)(ctas / (waves_plain * S));
+
+  double slots = S * (fm->ctas_per_sm > 0 ? fm->ctas_per_sm : 1);
+  double waves = div_up(ctas, slots);
+  double full_waves = floor(ctas / slots);
+  double tail = ctas - full_waves * slots;
+
+  /* memory: weights (+ scales, zeros) once per M tile, activations from L2, output */
+  double group = (double)(p->mode == W4A16_PER_COLUMN_SCALE_ONLY || p->group_size <= 0 ? p->k : p->group_size);
+  double wbytes = N * K / 2 + N * (K / group) * 2 * (p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1);
+  wbytes *= 1.0 + (mt - 1) * WEIGHT_REREAD_COST;
+  double abytes = M * K * 2 * nt / L2_OVER_HBM;
+  double obytes = M * N * 2 + (split > 1 ? M * N * 4.0 * split * 2 : 0);
+  double bytes_per_cta = (wbytes + abytes + obytes) / ctas;
+  double bw = HBM_BYTES_PER_US_PER_SM * S;
+  double t_mem = full_waves * slots * bytes_per_cta / bw;
+  if (tail > 0) {
+    double frac = tail / slots * SM_BW_BOOST;
+    t_mem += tail * bytes_per_cta / (bw * (frac < 1 ? frac : 1));
+  }
+
+  /* math: padded tiles at the family's per-SM rate, discounted for small tiles */
+  double eff = (kd->tile_m / (kd->tile_m + fm->m_half)) * (kd->tile_n / (kd->tile_n + fm->n_half));
+  double flops_per_cta = 2.0 * kd->tile_m * kd->tile_n * (K / split);
+  double rate = fm->tflops_per_sm * 1e6 * eff / (fm->ctas_per_sm > 0 ? fm->ctas_per_sm : 1); /* flop/us per CTA */
+  double t_math = waves * flops_per_cta / rate;
+
+  double t = (t_mem > t_math ? t_mem : t_math) + 0.1 * (t_mem > t_math ? t_math : t_mem);
+  t += waves * fm->wave_us;
+  if (split > 1) t += SPLITK_REDUCE_US;
+  return (float)t;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The query                                                                 */
+/* ------------------------------------------------------------------------- */
+
+typedef struct candidate {
+  const w4a16_kernel_desc *kd;
+  int tier; /* rule index, nrules for fallback */
+  int split;
+  float waves_eff, est;
+} candidate;
+
+static int candidate_cmp(const void *pa, const void *pb) {
+  const candidate *a = pa, *b = pb;
+  if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
+  if (a->est != b->est) return a->est < b->est ? -1 : 1;
+  return strcmp(a->kd->name, b->kd->name);
+}
+
+w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size_t nrules,
+                                         const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
+                                         const w4a16_device_info *dev, const w4a16_problem *p, int requested,
+                                         w4a16_heuristic_result out[], int *returned) {
+  if (returned) *returned = 0;
+  if (!p) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  if (!returned) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "returned is NULL");
+  if (!out) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "out is NULL");
+  if (!table && count) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "table is NULL");
+  if (!rules && nrules) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "rules is NULL");
+  if (requested < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "requested = %d is less than 1", requested);
+  if (sm_count < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is less than 1", sm_count);
+  if (cc < 10) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "compute capability %d is not major*10+minor", cc);
+  w4a16_status st = w4a16_check_problem(p);
+  if (st != W4A16_STATUS_OK) return st;
+
+  candidate stack_buf[256];
+  candidate *c = count <= 256 ? stack_buf : malloc(count * sizeof *c);
+  if (!c) return w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "heuristic: %zu candidates", count);
+  size_t nc = 0, arch_ok = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const w4a16_kernel_desc *kd = &table[i];
+    if (!kd->name || cc < kd->sm_min || cc > kd->sm_max) continue;
+    if (dev && w4a16_kernel_runs_here(kd, dev) != W4A16_STATUS_OK) continue;
+    ++arch_ok;
+    if (w4a16_can_implement(kd, p) != W4A16_STATUS_OK) continue;
+    candidate *x = &c[nc++];
+    x->kd = kd;
+    x->split = w4a16_choose_split_k(kd, p, sm_count);
+    x->est = w4a16_heuristic_estimate_us(kd, p, sm_count, x->split, &x->waves_eff);
+    x->tier = (int)nrules;
+    for (size_t r = 0; r < nrules; ++r)
+      if (rule_matches_problem(&rules[r], p, sm_count, cc) && rule_matches_kernel(&rules[r], kd, p, x->waves_eff)) {
+        x->tier = (int)r;
+        break;
+      }
+  }
+  if (nc == 0) {
+    if (c != stack_buf) free(c);
+    return w4a16_fail(W4A16_STATUS_NO_KERNEL,
+                      "no kernel can implement M=%" PRId64 " N=%" PRId64 " K=%" PRId64
+                      " group=%d %s %s on sm_%d (%zu of %zu kernels are built for it)",
+                      p->m, p->n, p->k, p->group_size, w4a16_quant_mode_name(p->mode), w4a16_dtype_name(p->dtype),
+                      cc, arch_ok, count);
+  }
+  qsort(c, nc, sizeof *c, candidate_cmp);
+  int n = (int)(nc < (size_t)requested ? nc : (size_t)requested);
+  for (int i = 0; i < n; ++i) {
+    w4a16_heuristic_result *r = &out[i];
+    r->kernel = c[i].kd;
+    r->split_k = c[i].split;
+    r->workspace_bytes = c[i].split > 1 ? (size_t)c[i].split * (size_t)p->m * (size_t)p->n * sizeof(float) : 0;
+    r->waves_efficiency = c[i].waves_eff;
+    r->estimated_us = c[i].est;
+    r->rule_index = c[i].tier < (int)nrules ? c[i].tier : -1;
+    r->rule = r->rule_index >= 0 && rules[r->rule_index].name ? rules[r->rule_index].name : "fallback";
+  }
+  if (c != stack_buf) free(c);
+  *returned = n;
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}
+
+w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
+                                         const w4a16_problem *problem, int requested, w4a16_heuristic_result out[],
+                                         int *returned) {
+  return w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, sm_count, cc, NULL, problem, requested, out,
+                                     returned);
+}
+
+w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested, w4a16_heuristic_result out[],
+                                   int *returned) {
+  if (returned) *returned = 0;
+  if (!problem) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  if (!out || !returned) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "out or returned is NULL");
+  if (requested < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "requested = %d is less than 1", requested);
+  w4a16_device_info dev;
+  w4a16_status st = w4a16_current_device(&dev);
+  if (st != W4A16_STATUS_OK) return st;
+  size_t count;
+  const w4a16_kernel_desc *table = w4a16_registry_table(&count);
+  return w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, dev.sm_count, dev.cc, &dev, problem, requested,
+                                     out, returned);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Selection (w4a16_gemm with kernel == NULL)                                */
+/* ------------------------------------------------------------------------- */
+
+/* A small memo: problem + device -> kernel, so the hot path does no query. */
+typedef struct memo_entry {
+  w4a16_problem p;
+  int sm_count, cc, ordinal;
+  unsigned generation;
+  int used;
+  w4a16_selection_source source;
+  const w4a16_kernel_desc *kd;
+} memo_entry;
+
+#define MEMO_SIZE 1024
+#define MEMO_PROBE 8
+static memo_entry g_memo[MEMO_SIZE];
+static pthread_mutex_t g_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t memo_hash(const w4a16_problem *p, int sm_count, int cc, int ordinal) {
+  uint64_t v[] = {(uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->lda, (uint64_t)p->ldd,
+                  (uint64_t)p->group_size, (uint64_t)p->mode, (uint64_t)p->dtype, (uint64_t)(p->has_bias != 0),
+                  (uint64_t)sm_count, (uint64_t)cc, (uint64_t)ordinal};
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i) {
+    h ^= v[i];
+    h *= 1099511628211ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+static int memo_same(const memo_entry *e, const w4a16_problem *p, int sm_count, int cc, int ordinal) {
+  return e->used && e->p.m == p->m && e->p.n == p->n && e->p.k == p->k && e->p.lda == p->lda && e->p.ldd == p->ldd &&
+         e->p.group_size == p->group_size && e->p.mode == p->mode && e->p.dtype == p->dtype &&
+         (e->p.has_bias != 0) == (p->has_bias != 0) && e->sm_count == sm_count && e->cc == cc &&
+         e->ordinal == ordinal;
+}
+
+static const w4a16_kernel_desc *select_uncached(const w4a16_problem *p, const w4a16_device_info *dev,
+                                                w4a16_selection_source *source) {
+  w4a16_config_cache *cache = w4a16_config_cache_default();
+  if (cache) {
+    const w4a16_kernel_desc *ks[16];
+    int n = 0;
+    if (w4a16_config_cache_lookup(cache, p, ks, 16, &n) == W4A16_STATUS_OK) {
+      for (int i = 0; i < n; ++i)
+        if (w4a16_can_implement(ks[i], p) == W4A16_STATUS_OK && w4a16_kernel_runs_here(ks[i], dev) == W4A16_STATUS_OK) {
+          *source = W4A16_SELECTED_BY_CACHE;
+          return ks[i];
+        }
+      w4a16_log(W4A16_LOG_INFO, "config cache entry for M=%" PRId64 " N=%" PRId64 " K=%" PRId64
+                " names no kernel that can run it here; using the heuristic", p->m, p->n, p->k);
+    }
+  }
+  size_t count;
+  const w4a16_kernel_desc *table = w4a16_registry_table(&count);
+  w4a16_heuristic_result r;
+  int n = 0;
+  if (w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, dev->sm_count, dev->cc, dev, p, 1, &r, &n) !=
+          W4A16_STATUS_OK || n < 1)
+    return NULL;
+  *source = W4A16_SELECTED_BY_HEURISTIC;
+  return r.kernel;
+}
+
+static const w4a16_kernel_desc *select_on(const w4a16_problem *p, const w4a16_device_info *dev,
+                                          w4a16_selection_source *source) {
+  unsigned gen = w4a16_cache_generation();
+  uint64_t h = memo_hash(p, dev->sm_count, dev->cc, dev->ordinal);
+  pthread_mutex_lock(&g_memo_mu);
+  for (int i = 0; i < MEMO_PROBE; ++i) {
+    memo_entry *e = &g_memo[(h + (uint64_t)i) % MEMO_SIZE];
+    if (memo_same(e, p, dev->sm_count, dev->cc, dev->ordinal) && e->generation == gen) {
+      const w4a16_kernel_desc *kd = e->kd;
+      *source = e->source;
+      pthread_mutex_unlock(&g_memo_mu);
+      return kd;
+    }
+  }
+  pthread_mutex_unlock(&g_memo_mu);
+
+  /* not under the lock: the query may log, open the cache and probe kernels */
+  w4a16_selection_source src = W4A16_SELECTED_BY_HEURISTIC;
+  const w4a16_kernel_desc *kd = select_uncached(p, dev, &src);
+  if (!kd) return NULL;
+  *source = src;
+
+  pthread_mutex_lock(&g_memo_mu);
+  memo_entry *slot = &g_memo[h % MEMO_SIZE];
+  for (int i = 0; i < MEMO_PROBE; ++i) {
+    memo_entry *e = &g_memo[(h + (uint64_t)i) % MEMO_SIZE];
+    if (!e->used || memo_same(e, p, dev->sm_count, dev->cc, dev->ordinal) || e->generation != gen) {
+      slot = e;
+      break;
+    }
+  }
+  slot->p = *p;
+  slot->sm_count = dev->sm_count;
+  slot->cc = dev->cc;
+  slot->ordinal = dev->ordinal;
+  slot->generation = gen;
+  slot->source = src;
+  slot->kd = kd;
+  slot->used = 1;
+  pthread_mutex_unlock(&g_memo_mu);
+  return kd;
+}
+
 const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, int sm_count, int cc) {
-  w4a16_device_info info = {0, cc, sm_count, 1 << 30};
-  w4a16_current_device(&info);
-  size_t n;
-  const w4a16_kernel_desc *t = w4a16_registry_table(&n);
-  for (size_t i = 0; i < n; ++i)
-    if (w4a16_can_implement(&t[i], problem) == W4A16_STATUS_OK &&
-        w4a16_kernel_runs_here(&t[i], &info) == W4A16_STATUS_OK)
-      return &t[i];
-  return NULL;
+  w4a16_device_info dev = {0, cc, sm_count, 1 << 30};
+  if (w4a16_current_device(&dev) != W4A16_STATUS_OK) return NULL;
+  dev.sm_count = sm_count;
+  dev.cc = cc;
+  w4a16_selection_source src;
+  const w4a16_kernel_desc *kd = select_on(problem, &dev, &src);
+  if (kd) w4a16_clear_error();
+  return kd;
+}
+
+w4a16_status w4a16_select(const w4a16_problem *problem, const w4a16_kernel_desc **kernel,
+                          w4a16_selection_source *source) {
+  if (kernel) *kernel = NULL;
+  if (!problem) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  if (!kernel) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernel is NULL");
+  w4a16_status st = w4a16_check_problem(problem);
+  if (st != W4A16_STATUS_OK) return st;
+  w4a16_device_info dev;
+  if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  w4a16_selection_source src = W4A16_SELECTED_BY_HEURISTIC;
+  const w4a16_kernel_desc *kd = select_on(problem, &dev, &src);
+  if (!kd) {
+    if (w4a16_last_error_message()[0] == '\0')
+      w4a16_fail(W4A16_STATUS_NO_KERNEL, "no kernel can run M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " here",
+                 problem->m, problem->n, problem->k);
+    return W4A16_STATUS_NO_KERNEL;
+  }
+  *kernel = kd;
+  if (source) *source = src;
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tuning: profile one problem and store the ranking                         */
+/* ------------------------------------------------------------------------- */
+
+#define TUNE_KEEP 16
+
+w4a16_status w4a16_tune(const w4a16_problem *problem, const w4a16_profile_options *options,
+                        w4a16_profile_result *results, int requested, int *returned) {
+  if (returned) *returned = 0;
+  if (!problem) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  if (results && requested < 1)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "requested = %d is less than 1", requested);
+  size_t count;
+  w4a16_registry_table(&count);
+  int cap = (int)(count > 0 ? count : 1);
+  if (results && requested > cap) cap = requested;
+  w4a16_profile_result *all = calloc((size_t)cap, sizeof *all);
+  if (!all) return w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "tune: %d profile rows", cap);
+  int n = 0;
+  w4a16_status st = w4a16_profile(problem, options, all, cap, &n);
+  if (st != W4A16_STATUS_OK) {
+    free(all);
+    return st;
+  }
+  const w4a16_kernel_desc *best[TUNE_KEEP];
+  int nb = 0;
+  for (int i = 0; i < n && nb < TUNE_KEEP; ++i)
+    if (all[i].status == W4A16_STATUS_OK && all[i].kernel) best[nb++] = all[i].kernel;
+  w4a16_status store = W4A16_STATUS_OK;
+  if (nb > 0) {
+    w4a16_config_cache *cache = w4a16_config_cache_default();
+    if (!cache) {
+      store = W4A16_STATUS_IO_ERROR;
+      w4a16_log(W4A16_LOG_WARNING, "tune: no config cache could be opened; the result is not stored");
+    } else {
+      store = w4a16_config_cache_store(cache, problem, best, nb);
+    }
+  }
+  if (results) {
+    int k = n < requested ? n : requested;
+    memcpy(results, all, (size_t)k * sizeof *all);
+    if (returned) *returned = k;
+  }
+  free(all);
+  if (store != W4A16_STATUS_OK) return store; /* message set by the store */
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
 }

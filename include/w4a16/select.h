@@ -198,6 +198,17 @@ W4A16_API w4a16_status w4a16_config_cache_lookup(w4a16_config_cache *cache,
                                                  int capacity, int *returned);
 
 /**
+ * Entry index (0 <= index < w4a16_config_cache_size()) of the cache: its key as a
+ * problem (m = the M bucket, group_size = the effective group, K for per-column;
+ * lda = ldd = has_bias = 0) and up to capacity of its kernels, best first.
+ * Statuses: OK, NULL_POINTER, INVALID_VALUE (index out of range, capacity < 1).
+ */
+W4A16_API w4a16_status w4a16_config_cache_entry(w4a16_config_cache *cache, size_t index,
+                                                w4a16_problem *key,
+                                                const w4a16_kernel_desc *kernels[], int capacity,
+                                                int *returned);
+
+/**
  * Stores kernels[0 .. count) (best first; at most 16 kept) for problem's key
  * and writes the file: under an exclusive lock on "<path>.lock", re-reads the
  * file, merges (entries of other processes are kept; this key is replaced) and

@@ -1,0 +1,194 @@
+/* test_cli.c - the `w4a16` command's arguments: every bad argument exits with
+   status 2 and a message naming it; --help of each command exits 0. Each case
+   runs w4a16_cli_main (tools/w4a16.c) in a child process with its output
+   captured. No GPU needed (the GPU is hidden from the children). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int w4a16_cli_main(int argc, char **argv);
+
+typedef struct result {
+  int status;
+  char out[65536];
+  char err[8192];
+} result;
+
+static result g_r;
+
+static void read_all(int fd, char *buf, size_t cap) {
+  size_t n = 0;
+  if (lseek(fd, 0, SEEK_SET) != 0) return;
+  for (;;) {
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+    if (n == cap - 1) break;
+  }
+  buf[n] = '\0';
+}
+
+/* runs `w4a16 args...` (NULL-terminated) in a child; fills g_r */
+static const result *run(const char *first, ...) {
+  char *argv[32];
+  int argc = 0;
+  argv[argc++] = (char *)"w4a16";
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *)) argv[argc++] = (char *)a;
+  va_end(ap);
+  argv[argc] = NULL;
+
+  char out_path[] = "/tmp/w4a16_test_cli_out_XXXXXX", err_path[] = "/tmp/w4a16_test_cli_err_XXXXXX";
+  int out = mkstemp(out_path), err = mkstemp(err_path);
+  assert_true(out >= 0 && err >= 0);
+  unlink(out_path);
+  unlink(err_path);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(out, 1);
+    dup2(err, 2);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1); /* argument errors must not need a GPU */
+    setenv("W4A16_CACHE_PATH", "/nonexistent/w4a16_test_cli/configs.tsv", 1);
+    int rc = w4a16_cli_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  g_r.status = WEXITSTATUS(st);
+  read_all(out, g_r.out, sizeof g_r.out);
+  read_all(err, g_r.err, sizeof g_r.err);
+  close(out);
+  close(err);
+  return &g_r;
+}
+
+/* exit status 2, and stderr names every given word */
+static void expect_usage(const result *r, const char *w1, const char *w2) {
+  if (r->status != 2 || (w1 && !strstr(r->err, w1)) || (w2 && !strstr(r->err, w2)))
+    fprintf(stderr, "status %d, stderr:\n%s\n", r->status, r->err);
+  assert_int_equal(r->status, 2);
+  if (w1) assert_non_null(strstr(r->err, w1));
+  if (w2) assert_non_null(strstr(r->err, w2));
+}
+
+static void test_top_level(void **state) {
+  (void)state;
+  expect_usage(run(NULL), "usage", NULL);
+  expect_usage(run("frobnicate", NULL), "frobnicate", NULL);
+  expect_usage(run("--frobnicate", NULL), "--frobnicate", NULL);
+  const result *r = run("--help", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "usage: w4a16"));
+  assert_non_null(strstr(r->out, "tune"));
+  r = run("--version", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "w4a16 "));
+}
+
+static void test_list(void **state) {
+  (void)state;
+  const result *r = run("list", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, " kernels"));
+  r = run("list", "--tsv", NULL);
+  assert_int_equal(r->status, 0);
+  assert_true(strncmp(r->out, "name\tfamily\t", 12) == 0);
+  r = run("list", "no_such_kernel_at_all", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "0 of "));
+  r = run("list", "--help", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "usage: w4a16 list"));
+  expect_usage(run("list", "--bogus", NULL), "--bogus", NULL);
+  expect_usage(run("list", "a*", "second", NULL), "second", NULL);
+}
+
+static void test_tune_errors(void **state) {
+  (void)state;
+  expect_usage(run("tune", NULL), "--n", "--model");
+  expect_usage(run("tune", "--m", "abc", "--n", "4096", "--k", "4096", NULL), "--m", "abc");
+  expect_usage(run("tune", "--m", "0", "--n", "4096", "--k", "4096", NULL), "--m", "'0'");
+  expect_usage(run("tune", "--m", "16,", "--n", "4096", "--k", "4096", NULL), "--m", NULL);
+  expect_usage(run("tune", "--m", "-3", "--n", "4096", "--k", "4096", NULL), "--m", "-3");
+  expect_usage(run("tune", "--n", "4096x", "--k", "4096", NULL), "--n", "4096x");
+  expect_usage(run("tune", "--n", "4096", "--k", "", NULL), "--k", NULL);
+  expect_usage(run("tune", "--n", "4096", NULL), "--k", NULL);
+  expect_usage(run("tune", "--k", "4096", NULL), "--n", NULL);
+  expect_usage(run("tune", "--model", "llama2-7b", NULL), "--model", "llama2-7b");
+  expect_usage(run("tune", "--model", "llama3-8b", "--n", "4096", "--k", "4096", NULL), "--model", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--dtype", "fp8", NULL), "--dtype", "fp8");
+  expect_usage(run("tune", "--model", "llama3-8b", "--mode", "int3", NULL), "--mode", "int3");
+  expect_usage(run("tune", "--model", "llama3-8b", "--group", "48", NULL), "--group", "48");
+  expect_usage(run("tune", "--model", "llama3-8b", "--top", "0", NULL), "--top", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--iterations", "many", NULL), "--iterations", "many");
+  expect_usage(run("tune", "--model", "llama3-8b", "--warmup", "-1", NULL), "--warmup", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--seed", "x", NULL), "--seed", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--cache", "", NULL), "--cache", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--dump", "", NULL), "--dump", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "--frobnicate", NULL), "--frobnicate", NULL);
+  expect_usage(run("tune", "--model", "llama3-8b", "stray", NULL), "stray", NULL);
+  expect_usage(run("tune", "--m", NULL), "--m", "needs a value");
+  expect_usage(run("tune", "--model", NULL), "--model", "needs a value");
+  const result *r = run("tune", "--help", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "usage: w4a16 tune"));
+  assert_non_null(strstr(r->out, "--compare-heuristic"));
+}
+
+/* valid arguments without a GPU: a runtime failure (1), not a usage error */
+static void test_tune_without_gpu(void **state) {
+  (void)state;
+  const result *r = run("tune", "--model", "llama3-8b", "--m", "1", "--no-store", NULL);
+  assert_int_equal(r->status, 1);
+  assert_non_null(strstr(r->err, "GPU"));
+  r = run("tune", "--compare-heuristic", "--no-store", NULL);
+  assert_int_equal(r->status, 1);
+}
+
+static void test_info(void **state) {
+  (void)state;
+  const result *r = run("info", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "library:"));
+  assert_non_null(strstr(r->out, "built for:"));
+  assert_non_null(strstr(r->out, "GPU:"));
+  assert_non_null(strstr(r->out, "/nonexistent/w4a16_test_cli/configs.tsv"));
+  r = run("info", "--help", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "usage: w4a16 info"));
+  expect_usage(run("info", "extra", NULL), "extra", NULL);
+  expect_usage(run("info", "--verbose", NULL), "--verbose", NULL);
+}
+
+static void test_bench(void **state) {
+  (void)state;
+  const result *r = run("bench", "--help", NULL);
+  assert_int_equal(r->status, 0);
+  assert_true(strstr(r->out, "usage") || strstr(r->out, "Usage"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_top_level), cmocka_unit_test(test_list),  cmocka_unit_test(test_tune_errors),
+      cmocka_unit_test(test_tune_without_gpu), cmocka_unit_test(test_info), cmocka_unit_test(test_bench),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,436 @@
+/* test_select.c - the heuristic on a fake registry: rule tiers, the architecture
+   filter, never a kernel that cannot implement the problem, the fallback, the
+   waves efficiency, argument checks. No GPU needed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "select_internal.h"
+#include "test_util.h"
+
+#define K_(nm, fam, smlo, smhi, dt, md, tn, tm, tk, st, sk)                                                 \
+  {.name = nm, .family = fam, .sm_min = smlo, .sm_max = smhi, .arch = (smlo == 90 ? "sm90a" : "sm80"),   \
+   .dtype = dt, .mode = md, .tile_n = tn, .tile_m = tm, .tile_k = tk, .cluster_n = 1, .cluster_m = 1,     \
+   .cluster_k = 1, .schedule = (fam == W4A16_FAMILY_GEMV ? W4A16_SCHEDULE_GEMV                            \
+                                : fam == W4A16_FAMILY_SM90 ? W4A16_SCHEDULE_PINGPONG                      \
+                                                           : W4A16_SCHEDULE_MULTISTAGE),                  \
+   .stages = st, .split_k = sk, .threads = 128, .smem_bytes = 0, .min_group = 32, .impl = NULL}
+
+#define BF W4A16_DTYPE_BF16
+#define FH W4A16_DTYPE_F16
+#define FGS W4A16_FINEGRAINED_SCALE_ONLY
+#define FGSZ W4A16_FINEGRAINED_SCALE_AND_ZEROS
+#define GEMV W4A16_FAMILY_GEMV
+#define S80 W4A16_FAMILY_SM80
+#define S90 W4A16_FAMILY_SM90
+
+/* a fake registry, sorted by name like the generated one; impl == NULL */
+static const w4a16_kernel_desc fake[] = {
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m1_k128", GEMV, 80, 999, BF, FGS, 16, 1, 128, 0, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m16_k128", GEMV, 80, 999, BF, FGS, 16, 16, 128, 0, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n8_m4_k128_s4", GEMV, 80, 999, BF, FGS, 8, 4, 128, 0, 4),
+    K_("w4a16_gemv_bf16_u4_fgs_n8_m8_k128", GEMV, 80, 999, BF, FGS, 8, 8, 128, 0, 1),
+    K_("w4a16_sm80_bf16_u4_fgs_128x128x64_s3", S80, 80, 999, BF, FGS, 128, 128, 64, 3, 16),
+    K_("w4a16_sm80_bf16_u4_fgs_128x16x128_s4", S80, 80, 999, BF, FGS, 128, 16, 128, 4, 16),
+    K_("w4a16_sm80_bf16_u4_fgs_128x64x64_s3", S80, 80, 999, BF, FGS, 128, 64, 64, 3, 16),
+    K_("w4a16_sm80_bf16_u4_fgs_256x128x64_s3", S80, 80, 999, BF, FGS, 256, 128, 64, 3, 16),
+    K_("w4a16_sm80_bf16_u4_fgs_64x32x64_s4", S80, 80, 999, BF, FGS, 64, 32, 64, 4, 16),
+    K_("w4a16_sm80_bf16_u4_fgsz_128x16x128_s4", S80, 80, 999, BF, FGSZ, 128, 16, 128, 4, 16),
+    K_("w4a16_sm80_f16_u4_fgs_128x16x128_s4", S80, 80, 999, FH, FGS, 128, 16, 128, 4, 16),
+    K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
+};
+#define NFAKE (sizeof fake / sizeof fake[0])
+
+static int in_fake(const w4a16_kernel_desc *kd) { return kd >= fake && kd < fake + NFAKE; }
+
+static w4a16_problem bf16_problem(int64_t m, int64_t n, int64_t k) {
+  return test_problem(m, n, k, 128, FGS, BF);
+}
+
+static int query(int sm, int cc, const w4a16_problem *p, w4a16_heuristic_result *out, int requested) {
+  int n = -1;
+  w4a16_status st = w4a16_heuristic_query_table(fake, NFAKE, sm, cc, p, requested, out, &n);
+  assert_int_equal(st, W4A16_STATUS_OK);
+  assert_true(n >= 1 && n <= requested);
+  return n;
+}
+
+/* every returned kernel can implement the problem, runs on cc, and the order is (tier, estimate) */
+static void check_ranking(const w4a16_problem *p, int cc, const w4a16_heuristic_result *r, int n) {
+  size_t nrules;
+  w4a16_heuristic_rules(&nrules);
+  for (int i = 0; i < n; ++i) {
+    assert_true(in_fake(r[i].kernel));
+    assert_int_equal(w4a16_can_implement(r[i].kernel, p), W4A16_STATUS_OK);
+    assert_true(cc >= r[i].kernel->sm_min && cc <= r[i].kernel->sm_max);
+    assert_non_null(r[i].rule);
+    assert_true(r[i].waves_efficiency > 0.0f && r[i].waves_efficiency <= 1.0f + 1e-6f);
+    assert_true(r[i].estimated_us > 0.0f);
+    assert_true(r[i].split_k >= 1);
+    if (r[i].rule_index < 0)
+      assert_string_equal(r[i].rule, "fallback");
+    else
+      assert_true((size_t)r[i].rule_index < nrules);
+    if (r[i].split_k > 1)
+      assert_true(r[i].workspace_bytes >= (size_t)r[i].split_k * (size_t)p->m * (size_t)p->n * sizeof(float));
+    if (i > 0) {
+      int ta = r[i - 1].rule_index < 0 ? 1 << 20 : r[i - 1].rule_index;
+      int tb = r[i].rule_index < 0 ? 1 << 20 : r[i].rule_index;
+      assert_true(ta <= tb);
+      if (ta == tb) assert_true(r[i - 1].estimated_us <= r[i].estimated_us);
+    }
+  }
+}
+
+static size_t implementable(const w4a16_problem *p, int cc) {
+  size_t n = 0;
+  for (size_t i = 0; i < NFAKE; ++i)
+    if (cc >= fake[i].sm_min && cc <= fake[i].sm_max && w4a16_can_implement(&fake[i], p) == W4A16_STATUS_OK) ++n;
+  return n;
+}
+
+static void test_decode_picks_gemv(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  for (int64_t m = 1; m <= 8; ++m) {
+    w4a16_problem p = bf16_problem(m, 4096, 4096);
+    int n = query(132, 90, &p, r, (int)NFAKE);
+    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_GEMV);
+    assert_string_equal(r[0].rule, "decode-gemv");
+    assert_true(r[0].kernel->tile_m >= m);
+    check_ranking(&p, 90, r, n);
+    assert_int_equal((size_t)n, implementable(&p, 90));
+  }
+}
+
+static void test_hopper_prefers_sm90(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int64_t ms[] = {16, 64, 256, 1024, 4096};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) {
+    w4a16_problem p = bf16_problem(ms[i], 8192, 8192);
+    int n = query(132, 90, &p, r, (int)NFAKE);
+    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM90);
+    assert_true(strncmp(r[0].rule, "sm90", 4) == 0);
+    check_ranking(&p, 90, r, n);
+  }
+}
+
+static void test_arch_filter(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  /* sm80 / sm89: no sm90a kernel, ever */
+  int ccs[] = {80, 86, 89};
+  for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; ++c) {
+    for (int64_t m = 1; m <= 4096; m *= 4) {
+      w4a16_problem p = bf16_problem(m, 4096, 4096);
+      int n = query(108, ccs[c], &p, r, (int)NFAKE);
+      for (int i = 0; i < n; ++i) assert_int_not_equal(r[i].kernel->family, W4A16_FAMILY_SM90);
+      check_ranking(&p, ccs[c], r, n);
+    }
+  }
+  /* sm100: sm80-class kernels (PTX forward) but no sm90a */
+  w4a16_problem p = bf16_problem(64, 4096, 4096);
+  int n = query(148, 100, &p, r, (int)NFAKE);
+  for (int i = 0; i < n; ++i) assert_int_not_equal(r[i].kernel->family, W4A16_FAMILY_SM90);
+  /* sm75: nothing */
+  int got = 7;
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 40, 75, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(got, 0);
+  assert_true(strlen(w4a16_last_error_message()) > 0);
+}
+
+static void test_small_m_on_ampere(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  w4a16_problem p = bf16_problem(32, 4096, 4096);
+  int n = query(108, 80, &p, r, (int)NFAKE);
+  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
+  assert_string_equal(r[0].rule, "sm80-small-m");
+  assert_true(r[0].kernel->tile_m >= 32);
+  check_ranking(&p, 80, r, n);
+}
+
+/* dtype and mode: only kernels of the problem's dtype and mode */
+static void test_dtype_and_mode(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
+  int n = query(132, 90, &p, r, (int)NFAKE);
+  assert_int_equal(n, 1);
+  assert_string_equal(r[0].kernel->name, "w4a16_sm80_bf16_u4_fgsz_128x16x128_s4");
+  p = test_problem(16, 4096, 4096, 64, FGS, FH);
+  n = query(132, 90, &p, r, (int)NFAKE);
+  assert_int_equal(n, 1);
+  assert_string_equal(r[0].kernel->name, "w4a16_sm80_f16_u4_fgs_128x16x128_s4");
+  /* per-column: no kernel of that mode in the fake table */
+  p = test_problem(16, 4096, 4096, 0, W4A16_PER_COLUMN_SCALE_ONLY, BF);
+  int got = 3;
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(got, 0);
+}
+
+/* a kernel no rule ranks still comes back, in the fallback tier */
+static void test_fallback(void **state) {
+  (void)state;
+  /* the GEMV that handles M <= 16, asked for M = 12: no rule takes GEMV above M = 8 */
+  static const w4a16_kernel_desc only[] = {
+      K_("w4a16_gemv_bf16_u4_fgs_n16_m16_k128", GEMV, 80, 999, BF, FGS, 16, 16, 128, 0, 1)};
+  w4a16_heuristic_result r[2];
+  int n = 0;
+  w4a16_problem p = bf16_problem(12, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_table(only, 1, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 1);
+  assert_ptr_equal(r[0].kernel, &only[0]);
+  assert_int_equal(r[0].rule_index, -1);
+  assert_string_equal(r[0].rule, "fallback");
+  /* and with the full table the fallback tier comes last */
+  w4a16_heuristic_result all[NFAKE];
+  n = query(132, 90, &p, all, (int)NFAKE);
+  assert_int_equal(all[n - 1].rule_index, -1);
+  assert_int_equal(all[n - 1].kernel->family, W4A16_FAMILY_GEMV);
+  check_ranking(&p, 90, all, n);
+}
+
+/* no kernel's tile divides N: NO_KERNEL with a message, nothing returned */
+static void test_no_kernel(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[4];
+  int n = 5;
+  w4a16_problem p = bf16_problem(64, 48, 4096); /* N % 16 == 0 but no tile_n divides 48 */
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(n, 0);
+  assert_non_null(strstr(w4a16_last_error_message(), "N=48"));
+  /* an empty table */
+  assert_int_equal(w4a16_heuristic_query_table(NULL, 0, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
+}
+
+static void test_arguments(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[4];
+  int n = 9;
+  w4a16_problem p = bf16_problem(64, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(n, 0);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, NULL, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_heuristic_query_table(NULL, 3, 132, 90, &p, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 0, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "requested"));
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 0, 90, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "sm_count"));
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 0, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  w4a16_problem bad = bf16_problem(0, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
+  bad = bf16_problem(16, 4096, 4000);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
+  bad = test_problem(16, 4096, 4096, 48, FGS, BF);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n),
+                   W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
+  /* the registry variant checks its arguments before looking for a GPU */
+  assert_int_equal(w4a16_heuristic_query(NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_heuristic_query(&p, 0, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(w4a16_heuristic_query(&p, 4, NULL, &n), W4A16_STATUS_NULL_POINTER);
+}
+
+/* requested < available: the first results of a full query, in the same order */
+static void test_requested_prefix(void **state) {
+  (void)state;
+  w4a16_heuristic_result all[NFAKE], few[3];
+  w4a16_problem p = bf16_problem(256, 4096, 4096);
+  int n = query(132, 90, &p, all, (int)NFAKE);
+  assert_true(n > 3);
+  int m = query(132, 90, &p, few, 3);
+  assert_int_equal(m, 3);
+  for (int i = 0; i < 3; ++i) assert_ptr_equal(few[i].kernel, all[i].kernel);
+}
+
+/* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
+static void test_waves_efficiency(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *kd = &fake[11]; /* sm90 128x128, no split-K */
+  assert_int_equal(kd->tile_m, 128);
+  assert_int_equal(kd->split_k, 1);
+  float we = 0;
+  w4a16_problem p = bf16_problem(200, 4096, 4096); /* 2 x 32 = 64 CTAs on 132 SMs */
+  float t = w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
+  assert_true(t > 0);
+  assert_float_equal(we, 64.0f / 132.0f, 1e-5f);
+  p = bf16_problem(4096, 8448, 4096); /* 32 x 66 = 2112 CTAs = 16 full waves of 132 */
+  w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
+  assert_float_equal(we, 1.0f, 1e-6f);
+  p = bf16_problem(4096, 4224, 4096); /* 32 x 33 = 1056 = 8 waves exactly */
+  w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
+  assert_float_equal(we, 1.0f, 1e-6f);
+  p = bf16_problem(4096, 4352, 4096); /* 32 x 34 = 1088 -> 9 waves: 1088 / 1188 */
+  w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
+  assert_float_equal(we, 1088.0f / 1188.0f, 1e-5f);
+  /* split-K multiplies the CTAs */
+  p = bf16_problem(16, 4096, 4096);
+  w4a16_heuristic_estimate_us(&fake[5], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
+  assert_float_equal(we, 128.0f / 132.0f, 1e-5f);
+}
+
+/* the cost model: more work does not cost less; a tile that wastes most of its M costs more */
+static void test_estimate_monotone(void **state) {
+  (void)state;
+  for (size_t i = 0; i < NFAKE; ++i) {
+    const w4a16_kernel_desc *kd = &fake[i];
+    double prev = 0;
+    for (int64_t m = 1; m <= 8192; m *= 2) {
+      w4a16_problem p = bf16_problem(m, 8192, 8192);
+      float t = w4a16_heuristic_estimate_us(kd, &p, 132, 1, NULL);
+      assert_true(t > 0);
+      /* more CTAs can draw more bandwidth, so a step may cost slightly less; never much less */
+      assert_true(t >= 0.95 * prev);
+      prev = t;
+    }
+  }
+  /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
+  w4a16_problem p = bf16_problem(16, 28672, 4096);
+  float big = w4a16_heuristic_estimate_us(&fake[11], &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  assert_true(small < big);
+  /* large M: the 128x128 tile beats 128x16 */
+  p = bf16_problem(4096, 28672, 4096);
+  big = w4a16_heuristic_estimate_us(&fake[11], &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  assert_true(big < small);
+}
+
+/* custom rule tables through the internal entry point: ranges, tiers, waves */
+static void test_custom_rules(void **state) {
+  (void)state;
+  const w4a16_heuristic_rule rules[] = {
+      {.name = "wide-n", .m_min = 1, .n_min = 16384, .cc_min = 80, .family = S80, .tile_n_min = 256},
+      {.name = "full-waves", .m_min = 1, .cc_min = 80, .family = -1, .min_waves_eff = 0.95f},
+      {.name = "one-m-tile", .m_min = 1, .m_max = 64, .cc_min = 80, .family = -1, .m_tiles_max = 1},
+  };
+  w4a16_heuristic_result r[NFAKE];
+  int n = 0;
+  w4a16_problem p = bf16_problem(512, 16384, 4096);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  assert_string_equal(r[0].rule, "wide-n");
+  assert_int_equal(r[0].kernel->tile_n, 256);
+  for (int i = 0; i < n; ++i) {
+    if (r[i].rule_index == 1) assert_true(r[i].waves_efficiency >= 0.95f);
+    if (r[i].rule_index == 2) assert_true(r[i].kernel->tile_m >= 512);
+  }
+  /* N below the wide-n range: that rule does not apply */
+  p = bf16_problem(512, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  for (int i = 0; i < n; ++i) assert_int_not_equal(r[i].rule_index, 0);
+  /* sm_count range */
+  const w4a16_heuristic_rule small_gpu[] = {
+      {.name = "small-gpu", .m_min = 1, .sm_count_min = 1, .sm_count_max = 60, .cc_min = 80, .family = S80,
+       .tile_m_max = 16}};
+  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 46, 86, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  assert_string_equal(r[0].rule, "small-gpu");
+  assert_int_equal(r[0].kernel->tile_m, 16);
+  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  for (int i = 0; i < n; ++i) assert_string_equal(r[i].rule, "fallback");
+  /* no rules at all: everything is fallback, ordered by the model */
+  assert_int_equal(w4a16_heuristic_query_rules(NULL, 0, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  check_ranking(&p, 90, r, n);
+}
+
+/* the built-in table: named, unique, consistent ranges, known families */
+static void test_builtin_rules(void **state) {
+  (void)state;
+  size_t n = 0;
+  const w4a16_heuristic_rule *rules = w4a16_heuristic_rules(&n);
+  assert_non_null(rules);
+  assert_true(n >= 3);
+  for (size_t i = 0; i < n; ++i) {
+    const w4a16_heuristic_rule *r = &rules[i];
+    assert_non_null(r->name);
+    assert_string_not_equal(r->name, "fallback");
+    for (size_t j = 0; j < i; ++j) assert_string_not_equal(r->name, rules[j].name);
+    assert_true(r->m_min >= 1);
+    assert_true(r->m_max == 0 || r->m_max >= r->m_min);
+    assert_true(r->n_max == 0 || r->n_max >= r->n_min);
+    assert_true(r->k_max == 0 || r->k_max >= r->k_min);
+    assert_true(r->sm_count_max == 0 || r->sm_count_max >= r->sm_count_min);
+    assert_true(r->cc_max == 0 || r->cc_max >= r->cc_min);
+    assert_true(r->tile_m_max == 0 || r->tile_m_max >= r->tile_m_min);
+    assert_true(r->tile_n_max == 0 || r->tile_n_max >= r->tile_n_min);
+    assert_true(r->family == -1 || (r->family >= 0 && r->family <= 2));
+    assert_true(r->min_waves_eff >= 0.0f && r->min_waves_eff <= 1.0f);
+  }
+}
+
+/* random problems and devices: the ranking invariants always hold */
+static void test_random_problems(void **state) {
+  (void)state;
+  test_rng rng = test_rng_fresh("test_select random problems");
+  static const int groups[] = {32, 64, 128, 256};
+  static const int ccs[] = {80, 86, 89, 90, 100};
+  w4a16_heuristic_result r[NFAKE];
+  for (int it = 0; it < 3000; ++it) {
+    int64_t m = 1 + (int64_t)(test_rng_next(&rng) % 9000);
+    int64_t n = 16 * (1 + (int64_t)(test_rng_next(&rng) % 4096));
+    int64_t k = 256 * (1 + (int64_t)(test_rng_next(&rng) % 128));
+    w4a16_quant_mode mode = test_rng_next(&rng) % 4 ? FGS : FGSZ;
+    w4a16_dtype dt = test_rng_next(&rng) % 4 ? BF : FH;
+    w4a16_problem p = test_problem(m, n, k, groups[test_rng_next(&rng) % 4], mode, dt);
+    int cc = ccs[test_rng_next(&rng) % 5];
+    int sm = 1 + (int)(test_rng_next(&rng) % 200);
+    int requested = 1 + (int)(test_rng_next(&rng) % NFAKE);
+    int got = -1;
+    w4a16_status st = w4a16_heuristic_query_table(fake, NFAKE, sm, cc, &p, requested, r, &got);
+    size_t avail = implementable(&p, cc);
+    if (avail == 0) {
+      assert_int_equal(st, W4A16_STATUS_NO_KERNEL);
+      assert_int_equal(got, 0);
+      continue;
+    }
+    assert_int_equal(st, W4A16_STATUS_OK);
+    assert_int_equal((size_t)got, avail < (size_t)requested ? avail : (size_t)requested);
+    check_ranking(&p, cc, r, got);
+  }
+}
+
+/* the real registry: without a GPU a clean NO_DEVICE, with one OK or NO_KERNEL */
+static void test_registry_query(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[8];
+  int n = -1;
+  w4a16_problem p = bf16_problem(16, 4096, 4096);
+  w4a16_status st = w4a16_heuristic_query(&p, 8, r, &n);
+  assert_true(st == W4A16_STATUS_OK || st == W4A16_STATUS_NO_DEVICE || st == W4A16_STATUS_NO_KERNEL ||
+              st == W4A16_STATUS_CUDA_ERROR);
+  if (st == W4A16_STATUS_OK) {
+    assert_true(n >= 1);
+    for (int i = 0; i < n; ++i) assert_int_equal(w4a16_can_implement(r[i].kernel, &p), W4A16_STATUS_OK);
+  } else {
+    assert_int_equal(n, 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90),
+      cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
+      cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback),
+      cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),
+      cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
+      cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_custom_rules),
+      cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
+      cmocka_unit_test(test_registry_query),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,740 @@
+/* w4a16.c - the `w4a16` command: list kernels, tune problems into the config
+   cache (and compare the heuristic with the profiler), run the benchmark
+   harness, show the library / GPU / cache.
+
+   Exit status: 0 done, 1 a runtime failure (no GPU, CUDA, I/O), 2 bad arguments
+   (the message names the argument). Compiled with -DW4A16_CLI_NO_MAIN the file
+   only defines w4a16_cli_main(), which the tests call. */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "w4a16/select.h"
+#include "w4a16/w4a16.h"
+#include "w4a16_build_config.h"
+
+#if defined(W4A16_HAVE_BENCH) && W4A16_HAVE_BENCH
+#include "harness.h"
+#endif
+
+int w4a16_cli_main(int argc, char **argv);
+
+#define EXIT_USAGE 2
+#define MAX_LIST 64
+
+/* ------------------------------------------------------------------------- */
+/* Small helpers                                                             */
+/* ------------------------------------------------------------------------- */
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "w4a16%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(try 'w4a16 %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
+  return EXIT_USAGE;
+}
+
+/* '*' matches any run; the pieces between must occur in order; the whole name must match */
+static int wildcard(const char *pat, size_t plen, const char *s) {
+  if (plen == 0) return *s == '\0';
+  if (*pat == '*') {
+    for (const char *t = s;; ++t) {
+      if (wildcard(pat + 1, plen - 1, t)) return 1;
+      if (!*t) return 0;
+    }
+  }
+  return *s && *s == *pat && wildcard(pat + 1, plen - 1, s + 1);
+}
+
+/* comma-separated patterns; a pattern without '*' matches as a substring */
+static int name_matches(const char *filter, const char *name) {
+  if (!filter || !*filter) return 1;
+  const char *p = filter;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > 0) {
+      if (memchr(p, '*', len)) {
+        if (wildcard(p, len, name)) return 1;
+      } else {
+        char buf[256];
+        if (len < sizeof buf) {
+          memcpy(buf, p, len);
+          buf[len] = '\0';
+          if (strstr(name, buf)) return 1;
+        }
+      }
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+/* positive integers separated by commas, each in [lo, hi]; returns the count or -1 */
+static int parse_int_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int max) {
+  int n = 0;
+  if (!s || !*s) return -1;
+  const char *p = s;
+  for (;;) {
+    if (*p < '0' || *p > '9') return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (errno || v < lo || v > hi || n == max) return -1;
+    out[n++] = v;
+    if (*end == '\0') break;
+    if (*end != ',') return -1;
+    p = end + 1;
+  }
+  return n;
+}
+
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v) { return parse_int_list(s, lo, hi, v, 1) == 1; }
+
+static const char *mode_short(w4a16_quant_mode m) {
+  switch (m) {
+  case W4A16_PER_COLUMN_SCALE_ONLY: return "pc";
+  case W4A16_FINEGRAINED_SCALE_ONLY: return "fgs";
+  case W4A16_FINEGRAINED_SCALE_AND_ZEROS: return "fgsz";
+  }
+  return "?";
+}
+
+static int parse_mode(const char *s, w4a16_quant_mode *m) {
+  for (int i = 0; i <= 2; ++i)
+    if (strcmp(s, mode_short((w4a16_quant_mode)i)) == 0 || strcmp(s, w4a16_quant_mode_name((w4a16_quant_mode)i)) == 0) {
+      *m = (w4a16_quant_mode)i;
+      return 1;
+    }
+  return 0;
+}
+
+static int parse_dtype(const char *s, w4a16_dtype *d) {
+  for (int i = 0; i <= 1; ++i)
+    if (strcmp(s, w4a16_dtype_name((w4a16_dtype)i)) == 0) {
+      *d = (w4a16_dtype)i;
+      return 1;
+    }
+  if (strcmp(s, "fp16") == 0 || strcmp(s, "half") == 0) {
+    *d = W4A16_DTYPE_F16;
+    return 1;
+  }
+  return 0;
+}
+
+/* getopt_long error reporting shared by the subcommands (optstring starts with ':') */
+static int getopt_error(const char *cmd, int c, char **argv) {
+  const char *arg = argv[optind - 1];
+  if (c == ':') return usage_error(cmd, "option '%s' needs a value", arg);
+  if (optopt && optopt != '?') return usage_error(cmd, "unknown option '-%c'", optopt);
+  return usage_error(cmd, "unknown option '%s'", arg);
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 list                                                                */
+/* ------------------------------------------------------------------------- */
+
+static void list_help(FILE *f) {
+  fprintf(f,
+          "usage: w4a16 list [--tsv] [FILTER]\n"
+          "\n"
+          "List the kernels compiled into this library with their fields.\n"
+          "FILTER: comma-separated patterns; '*' matches any run of characters (the whole name\n"
+          "must match, as in W4A16_KERNELS), a pattern without '*' matches as a substring.\n"
+          "\n"
+          "  --tsv     tab-separated values with a header line\n"
+          "  --help    this text\n");
+}
+
+static int cmd_list(int argc, char **argv) {
+  static const struct option opts[] = {{"tsv", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  int tsv = 0, c;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case 't': tsv = 1; break;
+    case 'h': list_help(stdout); return 0;
+    default: return getopt_error("list", c, argv);
+    }
+  }
+  if (argc - optind > 1) return usage_error("list", "unexpected argument '%s' (one FILTER at most)", argv[optind + 1]);
+  const char *filter = optind < argc ? argv[optind] : NULL;
+  size_t count = w4a16_kernel_count(), shown = 0;
+  if (tsv)
+    printf("name\tfamily\tarch\tsm_min\tsm_max\tdtype\tmode\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
+           "split_k\tthreads\tsmem_bytes\tmin_group\n");
+  else
+    printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3s %5s %4s %7s\n", "name", "fam", "arch", "sm", "dtype",
+           "mode", "tile NxMxK", "cluster", "schedule", "stg", "split", "thr", "smem");
+  for (size_t i = 0; i < count; ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!k || !name_matches(filter, k->name)) continue;
+    ++shown;
+    char tile[32], cluster[32], sm[16];
+    snprintf(tile, sizeof tile, "%dx%dx%d", k->tile_n, k->tile_m, k->tile_k);
+    snprintf(cluster, sizeof cluster, "%dx%dx%d", k->cluster_n, k->cluster_m, k->cluster_k);
+    if (k->sm_max >= 999)
+      snprintf(sm, sizeof sm, "%d+", k->sm_min);
+    else
+      snprintf(sm, sizeof sm, "%d-%d", k->sm_min, k->sm_max);
+    if (tsv)
+      printf("%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", k->name,
+             w4a16_family_name(k->family), k->arch, k->sm_min, k->sm_max, w4a16_dtype_name(k->dtype),
+             w4a16_quant_mode_name(k->mode), k->tile_n, k->tile_m, k->tile_k, cluster,
+             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes, k->min_group);
+    else
+      printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3d %5d %4d %7d\n", k->name,
+             w4a16_family_name(k->family), k->arch, sm, w4a16_dtype_name(k->dtype), mode_short(k->mode), tile, cluster,
+             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes);
+  }
+  if (!tsv) printf("%zu of %zu kernels\n", shown, count);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 tune                                                                */
+/* ------------------------------------------------------------------------- */
+
+typedef struct layer {
+  int64_t n, k;
+} layer;
+
+static const layer llama3_8b[] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+static const layer llama3_70b[] = {{10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
+static const int64_t default_ms[] = {1, 16, 64, 256, 1024, 4096};
+static const int64_t compare_ms[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+
+static void tune_help(FILE *f) {
+  fprintf(f,
+          "usage: w4a16 tune (--m LIST --n LIST --k LIST | --model NAME[,NAME]) [options]\n"
+          "       w4a16 tune --compare-heuristic [problem options] [options]\n"
+          "\n"
+          "Profile every kernel that can implement each problem on the current GPU (w4a16_profile:\n"
+          "weights rotated out of L2, warm-up, median of CUDA-graph replays), store the ranking in the\n"
+          "config cache (w4a16 info shows where), and print the 10 fastest per problem.\n"
+          "\n"
+          "problems (the product of M x (N,K)):\n"
+          "  --m LIST            M values, e.g. 1,16,64 (default 1,16,64,256,1024,4096)\n"
+          "  --n LIST, --k LIST  N and K values (every N with every K)\n"
+          "  --model NAME        the linear layers of llama3-8b and/or llama3-70b (comma-separated)\n"
+          "  --dtype T           f16 or bf16 (default bf16)\n"
+          "  --mode M            pc, fgs or fgsz (or the full names; default fgs)\n"
+          "  --group G           32, 64, 128 or 256 (default 128; ignored for pc)\n"
+          "options:\n"
+          "  --top N             rows printed per problem (default 10)\n"
+          "  --warmup N, --iterations N, --seed N   profiler options (0 = its defaults)\n"
+          "  --no-store          do not write the config cache\n"
+          "  --cache PATH        the config cache file (default: $W4A16_CACHE_PATH, XDG, ~/.cache)\n"
+          "  --dump FILE         write every profiled row (with the heuristic's rank and estimate) as TSV\n"
+          "  --compare-heuristic for each problem, the heuristic's first pick against the profiled best\n"
+          "                      and their ratio, as a markdown table, and the quality bar's verdict; with\n"
+          "                      no problem options: the eight default layers x M in 1,2,4,...,4096\n"
+          "  --help              this text\n");
+}
+
+typedef struct tune_opts {
+  int64_t ms[MAX_LIST], ns[MAX_LIST], ks[MAX_LIST];
+  int nm, nn, nk;
+  layer layers[MAX_LIST];
+  int nlayers;
+  w4a16_dtype dtype;
+  w4a16_quant_mode mode;
+  int group;
+  int top;
+  int store;
+  int compare;
+  const char *dump;
+  const char *cache;
+  w4a16_profile_options prof;
+} tune_opts;
+
+static void print_problem(FILE *f, const w4a16_problem *p) {
+  fprintf(f, "M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " %s %s g%d", p->m, p->n, p->k, w4a16_dtype_name(p->dtype),
+          mode_short(p->mode), p->group_size);
+}
+
+static int find_rank(const w4a16_heuristic_result *h, int nh, const w4a16_kernel_desc *kd) {
+  for (int i = 0; i < nh; ++i)
+    if (h[i].kernel == kd) return i;
+  return -1;
+}
+
+typedef struct compare_row {
+  w4a16_problem p;
+  const w4a16_kernel_desc *pick, *best;
+  const char *rule;
+  float t_pick, t_best;
+  double ratio; /* INFINITY when the pick failed */
+} compare_row;
+
+static int cmd_tune(int argc, char **argv) {
+  enum { O_M = 256, O_N, O_K, O_MODEL, O_DTYPE, O_MODE, O_GROUP, O_TOP, O_WARMUP, O_ITERS, O_SEED, O_NOSTORE, O_CACHE,
+         O_DUMP, O_COMPARE, O_HELP };
+  static const struct option opts[] = {
+      {"m", required_argument, NULL, O_M},           {"n", required_argument, NULL, O_N},
+      {"k", required_argument, NULL, O_K},           {"model", required_argument, NULL, O_MODEL},
+      {"dtype", required_argument, NULL, O_DTYPE},   {"mode", required_argument, NULL, O_MODE},
+      {"group", required_argument, NULL, O_GROUP},   {"top", required_argument, NULL, O_TOP},
+      {"warmup", required_argument, NULL, O_WARMUP}, {"iterations", required_argument, NULL, O_ITERS},
+      {"seed", required_argument, NULL, O_SEED},     {"no-store", no_argument, NULL, O_NOSTORE},
+      {"cache", required_argument, NULL, O_CACHE},   {"dump", required_argument, NULL, O_DUMP},
+      {"compare-heuristic", no_argument, NULL, O_COMPARE},
+      {"help", no_argument, NULL, O_HELP},           {0, 0, 0, 0}};
+  tune_opts o;
+  memset(&o, 0, sizeof o);
+  o.dtype = W4A16_DTYPE_BF16;
+  o.mode = W4A16_FINEGRAINED_SCALE_ONLY;
+  o.group = 128;
+  o.top = 10;
+  o.store = 1;
+  int c;
+  int64_t v;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+    case O_M:
+      if ((o.nm = parse_int_list(optarg, 1, INT32_MAX, o.ms, MAX_LIST)) < 0)
+        return usage_error("tune", "invalid value '%s' for --m (positive integers separated by commas)", optarg);
+      break;
+    case O_N:
+      if ((o.nn = parse_int_list(optarg, 1, INT32_MAX, o.ns, MAX_LIST)) < 0)
+        return usage_error("tune", "invalid value '%s' for --n (positive integers separated by commas)", optarg);
+      break;
+    case O_K:
+      if ((o.nk = parse_int_list(optarg, 1, INT32_MAX, o.ks, MAX_LIST)) < 0)
+        return usage_error("tune", "invalid value '%s' for --k (positive integers separated by commas)", optarg);
+      break;
+    case O_MODEL: {
+      char buf[256];
+      if (strlen(optarg) >= sizeof buf) return usage_error("tune", "invalid value for --model (too long)");
+      strcpy(buf, optarg);
+      char *save = NULL;
+      for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const layer *ls = NULL;
+        if (strcmp(t, "llama3-8b") == 0) ls = llama3_8b;
+        else if (strcmp(t, "llama3-70b") == 0) ls = llama3_70b;
+        else return usage_error("tune", "unknown model '%s' for --model (llama3-8b, llama3-70b)", t);
+        for (int i = 0; i < 4 && o.nlayers < MAX_LIST; ++i) o.layers[o.nlayers++] = ls[i];
+      }
+      if (o.nlayers == 0) return usage_error("tune", "invalid value '%s' for --model (llama3-8b, llama3-70b)", optarg);
+      break;
+    }
+    case O_DTYPE:
+      if (!parse_dtype(optarg, &o.dtype)) return usage_error("tune", "invalid value '%s' for --dtype (f16, bf16)", optarg);
+      break;
+    case O_MODE:
+      if (!parse_mode(optarg, &o.mode)) return usage_error("tune", "invalid value '%s' for --mode (pc, fgs, fgsz)", optarg);
+      break;
+    case O_GROUP:
+      if (!parse_int(optarg, 1, INT32_MAX, &v) || (v != 32 && v != 64 && v != 128 && v != 256))
+        return usage_error("tune", "invalid value '%s' for --group (32, 64, 128, 256)", optarg);
+      o.group = (int)v;
+      break;
+    case O_TOP:
+      if (!parse_int(optarg, 1, 100000, &v)) return usage_error("tune", "invalid value '%s' for --top (>= 1)", optarg);
+      o.top = (int)v;
+      break;
+    case O_WARMUP:
+      if (!parse_int(optarg, 0, 1000000, &v)) return usage_error("tune", "invalid value '%s' for --warmup", optarg);
+      o.prof.warmup = (int)v;
+      break;
+    case O_ITERS:
+      if (!parse_int(optarg, 0, 1000000, &v)) return usage_error("tune", "invalid value '%s' for --iterations", optarg);
+      o.prof.iterations = (int)v;
+      break;
+    case O_SEED:
+      if (!parse_int(optarg, 0, UINT32_MAX, &v)) return usage_error("tune", "invalid value '%s' for --seed", optarg);
+      o.prof.seed = (unsigned)v;
+      break;
+    case O_NOSTORE: o.store = 0; break;
+    case O_CACHE:
+      if (!*optarg) return usage_error("tune", "invalid value '' for --cache (a file path)");
+      o.cache = optarg;
+      break;
+    case O_DUMP:
+      if (!*optarg) return usage_error("tune", "invalid value '' for --dump (a file path)");
+      o.dump = optarg;
+      break;
+    case O_COMPARE: o.compare = 1; break;
+    case 'h':
+    case O_HELP: tune_help(stdout); return 0;
+    default: return getopt_error("tune", c, argv);
+    }
+  }
+  if (optind < argc) return usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  if ((o.nn > 0) != (o.nk > 0)) return usage_error("tune", "%s", o.nn ? "--n needs --k" : "--k needs --n");
+  if (o.nn > 0 && o.nlayers > 0) return usage_error("tune", "--model and --n/--k exclude each other");
+  if (o.nn > 0)
+    for (int i = 0; i < o.nn; ++i)
+      for (int j = 0; j < o.nk; ++j) {
+        if (o.nlayers == MAX_LIST) return usage_error("tune", "too many (N,K) pairs in --n x --k (at most %d)", MAX_LIST);
+        o.layers[o.nlayers].n = o.ns[i];
+        o.layers[o.nlayers++].k = o.ks[j];
+      }
+  if (o.nlayers == 0) {
+    if (!o.compare) return usage_error("tune", "no problems: give --n and --k, or --model");
+    for (int i = 0; i < 4; ++i) o.layers[o.nlayers++] = llama3_8b[i];
+    for (int i = 0; i < 4; ++i) o.layers[o.nlayers++] = llama3_70b[i];
+  }
+  if (o.nm == 0) {
+    const int64_t *ms = o.compare ? compare_ms : default_ms;
+    o.nm = o.compare ? (int)(sizeof compare_ms / sizeof *ms) : (int)(sizeof default_ms / sizeof *ms);
+    memcpy(o.ms, ms, (size_t)o.nm * sizeof *ms);
+  }
+  if (o.mode == W4A16_PER_COLUMN_SCALE_ONLY) o.group = 0;
+  if (o.cache && setenv("W4A16_CACHE_PATH", o.cache, 1) != 0) {
+    fprintf(stderr, "w4a16 tune: cannot set the cache path: %s\n", strerror(errno));
+    return 1;
+  }
+
+  /* the GPU */
+  int ndev = 0;
+  cudaError_t ce = cudaGetDeviceCount(&ndev);
+  if (ce != cudaSuccess || ndev < 1) {
+    fprintf(stderr, "w4a16 tune: no CUDA GPU is available (%s)\n",
+            ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    return 1;
+  }
+  w4a16_cache_env env;
+  if (w4a16_cache_env_current(&env) != W4A16_STATUS_OK) {
+    fprintf(stderr, "w4a16 tune: %s\n", w4a16_last_error_message());
+    return 1;
+  }
+  w4a16_config_cache *cache = o.store ? w4a16_config_cache_default() : NULL;
+  if (o.store && !cache) {
+    fprintf(stderr, "w4a16 tune: no config cache could be opened (see the warning above); use --no-store\n");
+    return 1;
+  }
+  FILE *dump = NULL;
+  if (o.dump && !(dump = fopen(o.dump, "w"))) {
+    fprintf(stderr, "w4a16 tune: --dump '%s': %s\n", o.dump, strerror(errno));
+    return 1;
+  }
+  if (dump)
+    fprintf(dump, "m\tn\tk\tgroup\tmode\tdtype\tkernel\tfamily\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
+                  "status\tmedian_us\ttflops\tgbps\theur_rank\theur_rule\theur_est_us\tsplit_k\twaves_eff\n");
+
+  size_t count = w4a16_kernel_count();
+  int cap = count > 0 ? (int)count : 1;
+  w4a16_profile_result *rows = calloc((size_t)cap, sizeof *rows);
+  w4a16_heuristic_result *heur = calloc((size_t)cap, sizeof *heur);
+  int total = o.nm * o.nlayers;
+  compare_row *cmp = calloc((size_t)total, sizeof *cmp);
+  if (!rows || !heur || !cmp) {
+    fprintf(stderr, "w4a16 tune: out of memory\n");
+    free(rows);
+    free(heur);
+    free(cmp);
+    if (dump) fclose(dump);
+    return 1;
+  }
+  printf("# w4a16 tune: %s (sm_%d, %d SMs, CUDA runtime %d), library %s, %zu kernels\n", env.device_name, env.cc,
+         env.sm_count, env.cuda_runtime, w4a16_version_string(), count);
+  if (cache) printf("# config cache: %s\n", w4a16_config_cache_path(cache));
+
+  int rc = 0, idx = 0, ncmp = 0, failures = 0;
+  for (int li = 0; li < o.nlayers; ++li) {
+    for (int mi = 0; mi < o.nm; ++mi) {
+      w4a16_problem p;
+      memset(&p, 0, sizeof p);
+      p.m = o.ms[mi];
+      p.n = o.layers[li].n;
+      p.k = o.layers[li].k;
+      p.group_size = o.group;
+      p.mode = o.mode;
+      p.dtype = o.dtype;
+      ++idx;
+      fprintf(stderr, "[%d/%d] ", idx, total);
+      print_problem(stderr, &p);
+      fprintf(stderr, ": profiling...");
+      fflush(stderr);
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      int nh = 0;
+      w4a16_status hs = w4a16_heuristic_query(&p, cap, heur, &nh);
+      if (hs != W4A16_STATUS_OK) nh = 0;
+      int n = 0;
+      w4a16_status st = o.store ? w4a16_tune(&p, &o.prof, rows, cap, &n) : w4a16_profile(&p, &o.prof, rows, cap, &n);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+      int ran = 0;
+      for (int i = 0; i < n; ++i) ran += rows[i].status == W4A16_STATUS_OK;
+      if (st != W4A16_STATUS_OK && ran == 0) {
+        fprintf(stderr, " failed: %s: %s\n", w4a16_status_name(st), w4a16_last_error_message());
+        printf("\n## ");
+        print_problem(stdout, &p);
+        printf("\nfailed: %s: %s\n", w4a16_status_name(st), w4a16_last_error_message());
+        ++failures;
+        if (st == W4A16_STATUS_NO_DEVICE || st == W4A16_STATUS_CUDA_ERROR || st == W4A16_STATUS_OUT_OF_MEMORY) {
+          rc = 1;
+          goto done;
+        }
+        continue;
+      }
+      fprintf(stderr, " %d of %d ran (%.1f s)%s\n", ran, n, secs,
+              st == W4A16_STATUS_IO_ERROR ? " - not stored: config cache write failed" : "");
+      if (st == W4A16_STATUS_IO_ERROR) fprintf(stderr, "  %s\n", w4a16_last_error_message());
+
+      if (dump)
+        for (int i = 0; i < n; ++i) {
+          const w4a16_kernel_desc *k = rows[i].kernel;
+          if (!k) continue;
+          int r = find_rank(heur, nh, k);
+          fprintf(dump,
+                  "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%dx%dx%d\t%s\t%d\t%s\t%.4f\t%.2f\t"
+                  "%.1f\t%d\t%s\t%.3f\t%d\t%.3f\n",
+                  p.m, p.n, p.k, p.group_size, mode_short(p.mode), w4a16_dtype_name(p.dtype), k->name,
+                  w4a16_family_name(k->family), k->tile_n, k->tile_m, k->tile_k, k->cluster_n, k->cluster_m,
+                  k->cluster_k, w4a16_schedule_name(k->schedule), k->stages, w4a16_status_name(rows[i].status),
+                  rows[i].median_us, rows[i].tflops, rows[i].gbps, r >= 0 ? r + 1 : 0, r >= 0 ? heur[r].rule : "-",
+                  r >= 0 ? heur[r].estimated_us : 0.0f, r >= 0 ? heur[r].split_k : 0,
+                  r >= 0 ? heur[r].waves_efficiency : 0.0f);
+        }
+
+      if (o.compare) {
+        compare_row *cr = &cmp[ncmp++];
+        cr->p = p;
+        cr->best = rows[0].status == W4A16_STATUS_OK ? rows[0].kernel : NULL;
+        cr->t_best = rows[0].median_us;
+        cr->pick = nh > 0 ? heur[0].kernel : NULL;
+        cr->rule = nh > 0 ? heur[0].rule : "-";
+        cr->ratio = INFINITY;
+        for (int i = 0; i < n; ++i)
+          if (cr->pick && rows[i].kernel == cr->pick && rows[i].status == W4A16_STATUS_OK) {
+            cr->t_pick = rows[i].median_us;
+            if (cr->t_best > 0) cr->ratio = cr->t_pick / cr->t_best;
+          }
+        continue;
+      }
+
+      printf("\n## ");
+      print_problem(stdout, &p);
+      printf(": %d candidates, %d ran%s\n", n, ran, o.store && st == W4A16_STATUS_OK ? ", stored" : "");
+      printf("%4s  %-48s %-12s %-7s %-12s %3s %10s %8s %8s %5s\n", "rank", "kernel", "tile NxMxK", "cluster", "schedule",
+             "stg", "time_us", "TFLOP/s", "GB/s", "heur");
+      int shown = 0;
+      for (int i = 0; i < n && shown < o.top; ++i) {
+        const w4a16_kernel_desc *k = rows[i].kernel;
+        if (!k) continue;
+        char tile[32], cluster[32];
+        snprintf(tile, sizeof tile, "%dx%dx%d", k->tile_n, k->tile_m, k->tile_k);
+        snprintf(cluster, sizeof cluster, "%dx%dx%d", k->cluster_n, k->cluster_m, k->cluster_k);
+        int r = find_rank(heur, nh, k);
+        if (rows[i].status == W4A16_STATUS_OK)
+          printf("%4d  %-48s %-12s %-7s %-12s %3d %10.2f %8.1f %8.0f %5d\n", shown + 1, k->name, tile, cluster,
+                 w4a16_schedule_name(k->schedule), k->stages, rows[i].median_us, rows[i].tflops, rows[i].gbps,
+                 r >= 0 ? r + 1 : 0);
+        else
+          printf("%4s  %-48s %-12s %-7s %-12s %3d %10s (%s)\n", "-", k->name, tile, cluster,
+                 w4a16_schedule_name(k->schedule), k->stages, "failed", w4a16_status_name(rows[i].status));
+        ++shown;
+      }
+    }
+  }
+
+  if (o.compare && ncmp > 0) {
+    printf("\n## Heuristic first pick vs profiled best (%s, %s %s g%d)\n\n", env.device_name,
+           w4a16_dtype_name(o.dtype), mode_short(o.mode), o.group);
+    printf("| M | N | K | heuristic pick | rule | pick us | profiled best | best us | ratio |\n");
+    printf("|---:|---:|---:|---|---|---:|---|---:|---:|\n");
+    int within = 0, counted = 0;
+    double worst = 0;
+    const compare_row *worst_row = NULL;
+    for (int i = 0; i < ncmp; ++i) {
+      const compare_row *r = &cmp[i];
+      if (!r->best) continue;
+      ++counted;
+      if (r->ratio <= 1.10) ++within;
+      if (r->ratio > worst) {
+        worst = r->ratio;
+        worst_row = r;
+      }
+      printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %s | %s | %.2f | %s | %.2f | %s%.3f |\n", r->p.m, r->p.n,
+             r->p.k, r->pick ? r->pick->name : "(none)", r->rule, r->t_pick, r->best->name, r->t_best,
+             r->ratio > 1.10 ? "**" : "", r->ratio);
+    }
+    double frac = counted ? (double)within / counted : 0;
+    int pass = counted > 0 && frac >= 0.90 && worst <= 1.5;
+    printf("\nwithin 10%% of the best: %d of %d (%.1f%%); worst ratio %.3f", within, counted, 100 * frac, worst);
+    if (worst_row) printf(" at M=%" PRId64 " N=%" PRId64 " K=%" PRId64, worst_row->p.m, worst_row->p.n, worst_row->p.k);
+    printf("\nquality bar (>= 90%% within 1.10x, none above 1.5x): %s\n", pass ? "PASS" : "FAIL");
+  }
+  if (failures) fprintf(stderr, "w4a16 tune: %d of %d problems could not be profiled\n", failures, total);
+done:
+  free(rows);
+  free(heur);
+  free(cmp);
+  if (dump && fclose(dump) != 0) {
+    fprintf(stderr, "w4a16 tune: --dump '%s': %s\n", o.dump, strerror(errno));
+    rc = 1;
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 bench                                                               */
+/* ------------------------------------------------------------------------- */
+
+static int cmd_bench(int argc, char **argv) {
+#if defined(W4A16_HAVE_BENCH) && W4A16_HAVE_BENCH
+  char prog[] = "w4a16 bench";
+  argv[0] = prog;
+  return w4a16_bench_main(argc, argv);
+#else
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: w4a16 bench [options]\n\nThe benchmark harness; this build of w4a16 was configured without it\n"
+             "(bench/ missing or W4A16_BUILD_BENCH=OFF).\n");
+      return 0;
+    }
+  fprintf(stderr, "w4a16 bench: this build has no benchmark harness (bench/ was not built)\n");
+  return 1;
+#endif
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 info                                                                */
+/* ------------------------------------------------------------------------- */
+
+static void info_help(FILE *f) {
+  fprintf(f,
+          "usage: w4a16 info\n"
+          "\n"
+          "Print the library version, the architectures it was built for, the kernels, the present\n"
+          "GPU, and the config cache's path and entry count.\n"
+          "\n"
+          "  --help    this text\n");
+}
+
+static int cmd_info(int argc, char **argv) {
+  static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  int c;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    if (c == 'h') {
+      info_help(stdout);
+      return 0;
+    }
+    return getopt_error("info", c, argv);
+  }
+  if (optind < argc) return usage_error("info", "unexpected argument '%s'", argv[optind]);
+
+  printf("library:        w4a16 %s (version number %u)\n", w4a16_version_string(), w4a16_version());
+  printf("built for:      %s (W4A16_CUDA_ARCHS=%s)\n", *W4A16_BUILT_ARCHS ? W4A16_BUILT_ARCHS : "(no kernels)",
+         W4A16_CUDA_ARCHS_REQUESTED);
+  size_t count = w4a16_kernel_count(), fam[3] = {0, 0, 0};
+  for (size_t i = 0; i < count; ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (k && k->family >= 0 && k->family <= 2) ++fam[k->family];
+  }
+  printf("kernels:        %zu (sm80 %zu, sm90 %zu, gemv %zu), registry fingerprint %016" PRIx64 "\n", count, fam[0],
+         fam[1], fam[2], w4a16_registry_fingerprint());
+  size_t nrules;
+  w4a16_heuristic_rules(&nrules);
+  printf("heuristic:      %zu rules\n", nrules);
+
+  int ndev = 0, have_gpu = 0;
+  cudaError_t e = cudaGetDeviceCount(&ndev);
+  if (e != cudaSuccess || ndev < 1) {
+    printf("GPU:            none (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    cudaGetLastError();
+  } else {
+    w4a16_cache_env env;
+    int drv = 0, dev = 0;
+    cudaDriverGetVersion(&drv);
+    cudaGetDevice(&dev);
+    if (w4a16_cache_env_current(&env) == W4A16_STATUS_OK) {
+      have_gpu = 1;
+      printf("GPU:            %d of %d: %s, compute capability %d.%d, %d SMs\n", dev, ndev, env.device_name,
+             env.cc / 10, env.cc % 10, env.sm_count);
+      printf("CUDA:           runtime %d.%d, driver %d.%d\n", env.cuda_runtime / 1000, env.cuda_runtime % 1000 / 10,
+             drv / 1000, drv % 1000 / 10);
+      size_t runs = 0;
+      for (size_t i = 0; i < count; ++i) {
+        const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+        if (k && env.cc >= k->sm_min && env.cc <= k->sm_max) ++runs;
+      }
+      printf("kernels here:   %zu of %zu cover compute capability %d.%d\n", runs, count, env.cc / 10, env.cc % 10);
+    } else {
+      printf("GPU:            unusable (%s)\n", w4a16_last_error_message());
+    }
+  }
+  char path[PATH_MAX];
+  if (w4a16_cache_default_path(path, sizeof path) != W4A16_STATUS_OK) {
+    printf("config cache:   none (%s)\n", w4a16_last_error_message());
+  } else if (!have_gpu) {
+    printf("config cache:   %s (entries not checked: no GPU)\n", path);
+  } else {
+    w4a16_config_cache *cache = w4a16_config_cache_default();
+    FILE *f = fopen(path, "r");
+    int exists = f != NULL;
+    if (f) fclose(f);
+    if (cache)
+      printf("config cache:   %s (%s, %zu entries valid for this GPU and build)\n", path,
+             exists ? "present" : "not written yet", w4a16_config_cache_size(cache));
+    else
+      printf("config cache:   %s (cannot be opened: %s)\n", path, w4a16_last_error_message());
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* main                                                                      */
+/* ------------------------------------------------------------------------- */
+
+static void main_help(FILE *f) {
+  fprintf(f,
+          "usage: w4a16 <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  list [FILTER]   the kernels compiled into the library, with their fields\n"
+          "  tune            profile problems on the GPU and store the best kernels in the config cache\n"
+          "                  (--compare-heuristic: the heuristic's pick against the profiled best)\n"
+          "  bench           the benchmark harness over every kernel\n"
+          "  info            library version, built architectures, GPU, config cache\n"
+          "\n"
+          "'w4a16 <command> --help' describes each. --version prints the version.\n"
+          "Exit status: 0 done, 1 runtime failure, 2 bad arguments.\n");
+}
+
+int w4a16_cli_main(int argc, char **argv) {
+  if (argc < 2) {
+    main_help(stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    main_help(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("w4a16 %s\n", w4a16_version_string());
+    return 0;
+  }
+  if (strcmp(cmd, "list") == 0) return cmd_list(argc - 1, argv + 1);
+  if (strcmp(cmd, "tune") == 0) return cmd_tune(argc - 1, argv + 1);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
+  if (cmd[0] == '-') return usage_error(NULL, "unknown option '%s' (a command comes first)", cmd);
+  return usage_error(NULL, "unknown command '%s' (list, tune, bench, info)", cmd);
+}
+
+#ifndef W4A16_CLI_NO_MAIN
+int main(int argc, char **argv) { return w4a16_cli_main(argc, argv); }
+#endif
