@@ -79,18 +79,17 @@ void w4a16_log(w4a16_log_level level, const char *fmt, ...) {
  *   family, tile_m_min, tile_m_max, tile_n_min, tile_n_max, stages_min, stages_max,
  *   m_tiles_max, min_waves_eff
  * (max 0 = unbounded; family -1 = any). Initial values, to be fitted against
- * `w4a16 tune --compare-heuristic` on the device (docs/PERFORMANCE.md).
+ * `w4a16 tune --compare-heuristic --dump` on the device (docs/PERFORMANCE.md).
  */
 #define ANY_FAMILY (-1)
 static const w4a16_heuristic_rule g_rules[] = {
-    /* decode: CUDA-core GEMV (tile_m = the largest M it handles) for a handful of tokens */
-    {"decode-gemv", 1, 8, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_GEMV, 0, 0, 0, 0, 0, 0, 1, 0.0f},
-    /* Hopper: wgmma kernels whose output tiles fill the machine reasonably */
+    /* decode: the GEMV family (tile_m = the largest M it handles, one pass over the weights) */
+    {"decode-gemv", 1, 16, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_GEMV, 0, 0, 0, 0, 0, 0, 1, 0.0f},
+    /* Hopper: wgmma kernels whose output tiles fill at least half of the last wave */
     {"sm90-waves", 1, 0, 0, 0, 0, 0, 0, 0, 90, 90, W4A16_FAMILY_SM90, 0, 0, 0, 0, 0, 0, 0, 0.5f},
+    /* mma.sync kernels that fill the machine (split-K included) before poorly filled wgmma */
+    {"sm80-waves", 1, 0, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_SM80, 0, 0, 0, 0, 0, 0, 0, 0.5f},
     {"sm90", 1, 0, 0, 0, 0, 0, 0, 0, 90, 90, W4A16_FAMILY_SM90, 0, 0, 0, 0, 0, 0, 0, 0.0f},
-    /* small M on mma.sync: one M tile (no weight re-reads), any waves */
-    {"sm80-small-m", 1, 64, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_SM80, 0, 64, 0, 0, 0, 0, 1, 0.0f},
-    /* large M on mma.sync */
     {"sm80", 1, 0, 0, 0, 0, 0, 0, 0, 80, 0, W4A16_FAMILY_SM80, 0, 0, 0, 0, 0, 0, 0, 0.0f},
 };
 #define N_RULES (sizeof g_rules / sizeof g_rules[0])
@@ -125,23 +124,23 @@ static int rule_matches_kernel(const w4a16_heuristic_rule *r, const w4a16_kernel
 
 /*
  * Per-family throughput, as data. H100 SXM-like values scaled per SM:
- *  tflops_per_sm    dense fp16/bf16 math a well-fed CTA of the family reaches
- *  m_half, n_half   tile_m / tile_n at which dequantization and operand traffic
- *                   cost half of the peak (efficiency t / (t + half))
- *  ctas_per_sm      CTAs resident per SM (tensor-core families are register-
- *                   and shared-memory-bound; GEMV is light)
+ *  tflops_per_sm    dense fp16/bf16 math one SM reaches with the family's
+ *                   largest tiles (dequantization included)
+ *  m_half, n_half   tile_m / tile_n at which operand traffic and dequantization
+ *                   cost half of that (efficiency t / (t + half))
+ *  regs_per_thread  estimate for the occupancy (CTAs resident per SM)
  *  wave_us          fixed cost of each wave (prologue, pipeline fill, epilogue)
  */
 typedef struct family_model {
   float tflops_per_sm, m_half, n_half;
-  int ctas_per_sm;
+  int regs_per_thread;
   float wave_us;
 } family_model;
 
 static const family_model g_models[3] = {
-    [W4A16_FAMILY_SM80] = {3.0f, 8.0f, 16.0f, 1, 1.2f},
-    [W4A16_FAMILY_SM90] = {5.0f, 16.0f, 32.0f, 1, 1.0f},
-    [W4A16_FAMILY_GEMV] = {0.25f, 1.0f, 0.0f, 4, 0.6f},
+    [W4A16_FAMILY_SM80] = {3.0f, 8.0f, 16.0f, 168, 1.2f},
+    [W4A16_FAMILY_SM90] = {5.0f, 16.0f, 32.0f, 170, 1.0f}, /* 384 threads: one CTA per SM */
+    [W4A16_FAMILY_GEMV] = {2.0f, 4.0f, 0.0f, 64, 0.6f},
 };
 
 #define HBM_BYTES_PER_US_PER_SM 22700.0 /* ~3.0 TB/s over 132 SMs */
@@ -149,21 +148,33 @@ static const family_model g_models[3] = {
 #define L2_OVER_HBM 3.5                  /* activations re-read from L2 at this speedup */
 #define WEIGHT_REREAD_COST 0.25          /* extra M tiles re-read weights mostly from L2 */
 #define SPLITK_REDUCE_US 2.0             /* the separate reduce kernel's launch */
+#define SMEM_PER_SM (228.0 * 1024)
 
 static double div_up(double a, double b) { return ceil(a / b); }
 
+/* CTAs of kd resident on one SM (shared memory, registers, threads), 1..8 */
+static int occupancy(const w4a16_kernel_desc *kd, const family_model *fm) {
+  int threads = kd->threads > 0 ? kd->threads : 128;
+  double occ = 8;
+  if (kd->smem_bytes > 0) occ = fmin(occ, floor(SMEM_PER_SM / (kd->smem_bytes + 1024.0)));
+  occ = fmin(occ, floor(65536.0 / ((double)threads * fm->regs_per_thread)));
+  occ = fmin(occ, floor(2048.0 / threads));
+  return occ < 1 ? 1 : (int)occ;
+}
+
 float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count, int split,
                                   float *waves_eff) {
-  const family_model *fm = (kd->family >= 0 && kd->family <= 2) ? &g_models[kd->family] : &g_models[0];
+  const family_model *fm = ((int)kd->family >= 0 && (int)kd->family <= 2) ? &g_models[kd->family] : &g_models[0];
   if (split < 1) split = 1;
   double M = (double)p->m, N = (double)p->n, K = (double)p->k, S = sm_count > 0 ? sm_count : 1;
   double mt = div_up(M, kd->tile_m), nt = floor(N / kd->tile_n);
   if (nt < 1) nt = 1;
   double ctas = mt * nt * split;
-  double waves_plain = div_up(ctas, S);
-  if (waves_eff) *waves_eff = (float)(ctas / (waves_plain * S));
+  if (waves_eff) *waves_eff = (float)(ctas / (div_up(ctas, S) * S));
 
-  double slots = S * (fm->ctas_per_sm > 0 ? fm->ctas_per_sm : 1);
+  /* CTAs per SM in a full wave, and the waves */
+  double per_sm = fmin(occupancy(kd, fm), div_up(ctas, S));
+  double slots = S * per_sm;
   double waves = div_up(ctas, slots);
   double full_waves = floor(ctas / slots);
   double tail = ctas - full_waves * slots;
@@ -182,11 +193,11 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
     t_mem += tail * bytes_per_cta / (bw * (frac < 1 ? frac : 1));
   }
 
-  /* math: padded tiles at the family's per-SM rate, discounted for small tiles */
+  /* math: padded tiles at the family's per-SM rate, shared by the CTAs on an SM,
+     discounted for small tiles */
   double eff = (kd->tile_m / (kd->tile_m + fm->m_half)) * (kd->tile_n / (kd->tile_n + fm->n_half));
   double flops_per_cta = 2.0 * kd->tile_m * kd->tile_n * (K / split);
-  double rate = fm->tflops_per_sm * 1e6 * eff / (fm->ctas_per_sm > 0 ? fm->ctas_per_sm : 1); /* flop/us per CTA */
-  double t_math = waves * flops_per_cta / rate;
+  double t_math = waves * per_sm * flops_per_cta / (fm->tflops_per_sm * 1e6 * eff);
 
   double t = (t_mem > t_math ? t_mem : t_math) + 0.1 * (t_mem > t_math ? t_math : t_mem);
   t += waves * fm->wave_us;

@@ -20,7 +20,9 @@
    .cluster_k = 1, .schedule = (fam == W4A16_FAMILY_GEMV ? W4A16_SCHEDULE_GEMV                            \
                                 : fam == W4A16_FAMILY_SM90 ? W4A16_SCHEDULE_PINGPONG                      \
                                                            : W4A16_SCHEDULE_MULTISTAGE),                  \
-   .stages = st, .split_k = sk, .threads = 128, .smem_bytes = 0, .min_group = 32, .impl = NULL}
+   .stages = st, .split_k = sk,                                                                           \
+   .threads = (fam == W4A16_FAMILY_SM90 ? 384 : fam == W4A16_FAMILY_GEMV ? 256 : 128),                   \
+   .smem_bytes = (fam == W4A16_FAMILY_SM90 ? 200000 : 40000), .min_group = 32, .impl = NULL}
 
 #define BF W4A16_DTYPE_BF16
 #define FH W4A16_DTYPE_F16
@@ -32,10 +34,10 @@
 
 /* a fake registry, sorted by name like the generated one; impl == NULL */
 static const w4a16_kernel_desc fake[] = {
-    K_("w4a16_gemv_bf16_u4_fgs_n16_m1_k128", GEMV, 80, 999, BF, FGS, 16, 1, 128, 0, 1),
-    K_("w4a16_gemv_bf16_u4_fgs_n16_m16_k128", GEMV, 80, 999, BF, FGS, 16, 16, 128, 0, 1),
-    K_("w4a16_gemv_bf16_u4_fgs_n8_m4_k128_s4", GEMV, 80, 999, BF, FGS, 8, 4, 128, 0, 4),
-    K_("w4a16_gemv_bf16_u4_fgs_n8_m8_k128", GEMV, 80, 999, BF, FGS, 8, 8, 128, 0, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
     K_("w4a16_sm80_bf16_u4_fgs_128x128x64_s3", S80, 80, 999, BF, FGS, 128, 128, 64, 3, 16),
     K_("w4a16_sm80_bf16_u4_fgs_128x16x128_s4", S80, 80, 999, BF, FGS, 128, 16, 128, 4, 16),
     K_("w4a16_sm80_bf16_u4_fgs_128x64x64_s3", S80, 80, 999, BF, FGS, 128, 64, 64, 3, 16),
@@ -50,8 +52,6 @@ static const w4a16_kernel_desc fake[] = {
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
 
-static int in_fake(const w4a16_kernel_desc *kd) { return kd >= fake && kd < fake + NFAKE; }
-
 static w4a16_problem bf16_problem(int64_t m, int64_t n, int64_t k) {
   return test_problem(m, n, k, 128, FGS, BF);
 }
@@ -65,11 +65,12 @@ static int query(int sm, int cc, const w4a16_problem *p, w4a16_heuristic_result 
 }
 
 /* every returned kernel can implement the problem, runs on cc, and the order is (tier, estimate) */
-static void check_ranking(const w4a16_problem *p, int cc, const w4a16_heuristic_result *r, int n) {
+static void check_ranking_in(const w4a16_kernel_desc *table, size_t count, const w4a16_problem *p, int cc,
+                             const w4a16_heuristic_result *r, int n) {
   size_t nrules;
   w4a16_heuristic_rules(&nrules);
   for (int i = 0; i < n; ++i) {
-    assert_true(in_fake(r[i].kernel));
+    assert_true(r[i].kernel >= table && r[i].kernel < table + count);
     assert_int_equal(w4a16_can_implement(r[i].kernel, p), W4A16_STATUS_OK);
     assert_true(cc >= r[i].kernel->sm_min && cc <= r[i].kernel->sm_max);
     assert_non_null(r[i].rule);
@@ -91,6 +92,10 @@ static void check_ranking(const w4a16_problem *p, int cc, const w4a16_heuristic_
   }
 }
 
+static void check_ranking(const w4a16_problem *p, int cc, const w4a16_heuristic_result *r, int n) {
+  check_ranking_in(fake, NFAKE, p, cc, r, n);
+}
+
 static size_t implementable(const w4a16_problem *p, int cc) {
   size_t n = 0;
   for (size_t i = 0; i < NFAKE; ++i)
@@ -101,7 +106,7 @@ static size_t implementable(const w4a16_problem *p, int cc) {
 static void test_decode_picks_gemv(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
-  for (int64_t m = 1; m <= 8; ++m) {
+  for (int64_t m = 1; m <= 16; ++m) {
     w4a16_problem p = bf16_problem(m, 4096, 4096);
     int n = query(132, 90, &p, r, (int)NFAKE);
     assert_int_equal(r[0].kernel->family, W4A16_FAMILY_GEMV);
@@ -115,7 +120,7 @@ static void test_decode_picks_gemv(void **state) {
 static void test_hopper_prefers_sm90(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
-  int64_t ms[] = {16, 64, 256, 1024, 4096};
+  int64_t ms[] = {32, 64, 256, 1024, 4096};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i) {
     w4a16_problem p = bf16_problem(ms[i], 8192, 8192);
     int n = query(132, 90, &p, r, (int)NFAKE);
@@ -155,8 +160,7 @@ static void test_small_m_on_ampere(void **state) {
   w4a16_problem p = bf16_problem(32, 4096, 4096);
   int n = query(108, 80, &p, r, (int)NFAKE);
   assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
-  assert_string_equal(r[0].rule, "sm80-small-m");
-  assert_true(r[0].kernel->tile_m >= 32);
+  assert_true(strncmp(r[0].rule, "sm80", 4) == 0);
   check_ranking(&p, 80, r, n);
 }
 
@@ -179,26 +183,29 @@ static void test_dtype_and_mode(void **state) {
   assert_int_equal(got, 0);
 }
 
-/* a kernel no rule ranks still comes back, in the fallback tier */
+/* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
-  /* the GEMV that handles M <= 16, asked for M = 12: no rule takes GEMV above M = 8 */
-  static const w4a16_kernel_desc only[] = {
-      K_("w4a16_gemv_bf16_u4_fgs_n16_m16_k128", GEMV, 80, 999, BF, FGS, 16, 16, 128, 0, 1)};
-  w4a16_heuristic_result r[2];
+  w4a16_kernel_desc future = fake[5];
+  future.name = "w4a16_sm100_bf16_u4_fgs_128x16x128";
+  future.family = (w4a16_family)3;
+  w4a16_heuristic_result r[4];
   int n = 0;
-  w4a16_problem p = bf16_problem(12, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_table(only, 1, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  w4a16_problem p = bf16_problem(64, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_table(&future, 1, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 1);
-  assert_ptr_equal(r[0].kernel, &only[0]);
+  assert_ptr_equal(r[0].kernel, &future);
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
-  /* and with the full table the fallback tier comes last */
-  w4a16_heuristic_result all[NFAKE];
-  n = query(132, 90, &p, all, (int)NFAKE);
-  assert_int_equal(all[n - 1].rule_index, -1);
-  assert_int_equal(all[n - 1].kernel->family, W4A16_FAMILY_GEMV);
-  check_ranking(&p, 90, all, n);
+  /* beside a ranked kernel, the fallback tier comes last */
+  const w4a16_kernel_desc two[2] = {future, fake[5]};
+  assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_ptr_equal(r[0].kernel, &two[1]);
+  assert_true(r[0].rule_index >= 0);
+  assert_ptr_equal(r[1].kernel, &two[0]);
+  assert_string_equal(r[1].rule, "fallback");
+  check_ranking_in(two, 2, &p, 90, r, n);
 }
 
 /* no kernel's tile divides N: NO_KERNEL with a message, nothing returned */
