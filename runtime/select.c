@@ -274,7 +274,8 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
     w4a16_heuristic_result *r = &out[i];
     r->kernel = c[i].kd;
     r->split_k = c[i].split;
-    r->workspace_bytes = c[i].split > 1 ? (size_t)c[i].split * (size_t)p->m * (size_t)p->n * sizeof(float) : 0;
+    r->workspace_bytes = 0;
+    w4a16_workspace_size(c[i].kd, p, sm_count, &r->workspace_bytes); /* the runtime's own formula */
     r->waves_efficiency = c[i].waves_eff;
     r->estimated_us = c[i].est;
     r->rule_index = c[i].tier < (int)nrules ? c[i].tier : -1;

@@ -163,6 +163,40 @@ static void test_tune_without_gpu(void **state) {
   assert_int_equal(r->status, 1);
 }
 
+/* --replay: the heuristic against recorded times, no GPU */
+static void test_replay(void **state) {
+  (void)state;
+  char path[] = "/tmp/w4a16_test_cli_dump_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  const char *text =
+      "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tlibrary=0.1.0\n"
+      "m\tn\tk\tgroup\tmode\tdtype\tkernel\tfamily\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\tstatus\t"
+      "median_us\ttflops\tgbps\theur_rank\theur_rule\theur_est_us\tsplit_k\twaves_eff\n"
+      "16\t4096\t4096\t128\tfgs\tbf16\tw4a16_a\tsm80\t128\t16\t128\t1x1x1\tmultistage\t3\tW4A16_STATUS_OK\t"
+      "12.5\t1\t1\t1\tsm80\t1\t1\t1\n"
+      "16\t4096\t4096\t128\tfgs\tbf16\tw4a16_b\tsm80\t128\t16\t128\t1x1x1\tmultistage\t3\tW4A16_STATUS_OK\t"
+      "10.0\t1\t1\t2\tsm80\t1\t1\t1\n";
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  const result *r = run("tune", "--replay", path, NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "quality bar"));
+  assert_non_null(strstr(r->out, "w4a16_b")); /* the recorded best */
+  expect_usage(run("tune", "--replay", path, "--m", "16", NULL), "--replay", NULL);
+  expect_usage(run("tune", "--replay", "", NULL), "--replay", NULL);
+  /* not a dump: status 2 naming the file */
+  fd = open(path, O_WRONLY | O_TRUNC);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "garbage\tline\n", 13), 13);
+  close(fd);
+  expect_usage(run("tune", "--replay", path, NULL), path, NULL);
+  unlink(path);
+  r = run("tune", "--replay", "/nonexistent/w4a16_dump.tsv", NULL);
+  assert_int_equal(r->status, 1);
+  assert_non_null(strstr(r->err, "/nonexistent/w4a16_dump.tsv"));
+}
+
 static void test_info(void **state) {
   (void)state;
   const result *r = run("info", NULL);
@@ -188,7 +222,7 @@ static void test_bench(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_top_level), cmocka_unit_test(test_list),  cmocka_unit_test(test_tune_errors),
-      cmocka_unit_test(test_tune_without_gpu), cmocka_unit_test(test_info), cmocka_unit_test(test_bench),
+      cmocka_unit_test(test_tune_without_gpu), cmocka_unit_test(test_info), cmocka_unit_test(test_bench), cmocka_unit_test(test_replay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,6 +243,9 @@ static void tune_help(FILE *f) {
           "  --compare-heuristic for each problem, the heuristic's first pick against the profiled best\n"
           "                      and their ratio, as a markdown table, and the quality bar's verdict; with\n"
           "                      no problem options: the eight default layers x M in 1,2,4,...,4096\n"
+          "  --replay FILE       no GPU: re-run the heuristic of this build against the times in FILE (written\n"
+          "                      by --dump on the device) and print the --compare-heuristic report; for\n"
+          "                      tuning the rule table (runtime/select.c) offline\n"
           "  --help              this text\n");
 }
 
@@ -259,6 +262,7 @@ typedef struct tune_opts {
   int compare;
   const char *dump;
   const char *cache;
+  const char *replay;
   w4a16_profile_options prof;
 } tune_opts;
 
@@ -275,15 +279,46 @@ static int find_rank(const w4a16_heuristic_result *h, int nh, const w4a16_kernel
 
 typedef struct compare_row {
   w4a16_problem p;
-  const w4a16_kernel_desc *pick, *best;
+  char pick[160], best[160];
   const char *rule;
   float t_pick, t_best;
-  double ratio; /* INFINITY when the pick failed */
+  double ratio; /* INFINITY when the pick failed or was not timed */
 } compare_row;
+
+/* the markdown table of heuristic pick vs profiled best, and the quality bar's verdict */
+static void print_compare(const compare_row *cmp, int ncmp, const char *device, const tune_opts *o) {
+  printf("\n## Heuristic first pick vs profiled best (%s, %s %s g%d)\n\n", device, w4a16_dtype_name(o->dtype),
+         mode_short(o->mode), o->group);
+  printf("| M | N | K | heuristic pick | rule | pick us | profiled best | best us | ratio |\n");
+  printf("|---:|---:|---:|---|---|---:|---|---:|---:|\n");
+  int within = 0, counted = 0;
+  double worst = 0;
+  const compare_row *worst_row = NULL;
+  for (int i = 0; i < ncmp; ++i) {
+    const compare_row *r = &cmp[i];
+    if (!r->best[0]) continue;
+    ++counted;
+    if (r->ratio <= 1.10) ++within;
+    if (r->ratio > worst) {
+      worst = r->ratio;
+      worst_row = r;
+    }
+    printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %s | %s | %.2f | %s | %.2f | %s%.3f |\n", r->p.m, r->p.n,
+           r->p.k, r->pick[0] ? r->pick : "(none)", r->rule, r->t_pick, r->best, r->t_best,
+           r->ratio > 1.10 ? "**" : "", r->ratio);
+  }
+  double frac = counted ? (double)within / counted : 0;
+  int pass = counted > 0 && frac >= 0.90 && worst <= 1.5;
+  printf("\nwithin 10%% of the best: %d of %d (%.1f%%); worst ratio %.3f", within, counted, 100 * frac, worst);
+  if (worst_row) printf(" at M=%" PRId64 " N=%" PRId64 " K=%" PRId64, worst_row->p.m, worst_row->p.n, worst_row->p.k);
+  printf("\nquality bar (>= 90%% within 1.10x, none above 1.5x): %s\n", pass ? "PASS" : "FAIL");
+}
+
+static int replay(const tune_opts *o);
 
 static int cmd_tune(int argc, char **argv) {
   enum { O_M = 256, O_N, O_K, O_MODEL, O_DTYPE, O_MODE, O_GROUP, O_TOP, O_WARMUP, O_ITERS, O_SEED, O_NOSTORE, O_CACHE,
-         O_DUMP, O_COMPARE, O_HELP };
+         O_DUMP, O_COMPARE, O_REPLAY, O_HELP };
   static const struct option opts[] = {
       {"m", required_argument, NULL, O_M},           {"n", required_argument, NULL, O_N},
       {"k", required_argument, NULL, O_K},           {"model", required_argument, NULL, O_MODEL},
@@ -292,7 +327,7 @@ static int cmd_tune(int argc, char **argv) {
       {"warmup", required_argument, NULL, O_WARMUP}, {"iterations", required_argument, NULL, O_ITERS},
       {"seed", required_argument, NULL, O_SEED},     {"no-store", no_argument, NULL, O_NOSTORE},
       {"cache", required_argument, NULL, O_CACHE},   {"dump", required_argument, NULL, O_DUMP},
-      {"compare-heuristic", no_argument, NULL, O_COMPARE},
+      {"compare-heuristic", no_argument, NULL, O_COMPARE}, {"replay", required_argument, NULL, O_REPLAY},
       {"help", no_argument, NULL, O_HELP},           {0, 0, 0, 0}};
   tune_opts o;
   memset(&o, 0, sizeof o);
@@ -371,12 +406,18 @@ static int cmd_tune(int argc, char **argv) {
       o.dump = optarg;
       break;
     case O_COMPARE: o.compare = 1; break;
+    case O_REPLAY:
+      if (!*optarg) return usage_error("tune", "invalid value '' for --replay (a file written by --dump)");
+      o.replay = optarg;
+      break;
     case 'h':
     case O_HELP: tune_help(stdout); return 0;
     default: return getopt_error("tune", c, argv);
     }
   }
   if (optind < argc) return usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  if (o.replay && (o.nm || o.nn || o.nk || o.nlayers || o.dump || !o.store || o.cache))
+    return usage_error("tune", "--replay takes no --m, --n, --k, --model, --dump, --cache or --no-store");
   if ((o.nn > 0) != (o.nk > 0)) return usage_error("tune", "%s", o.nn ? "--n needs --k" : "--k needs --n");
   if (o.nn > 0 && o.nlayers > 0) return usage_error("tune", "--model and --n/--k exclude each other");
   if (o.nn > 0)
@@ -386,17 +427,18 @@ static int cmd_tune(int argc, char **argv) {
         o.layers[o.nlayers].n = o.ns[i];
         o.layers[o.nlayers++].k = o.ks[j];
       }
-  if (o.nlayers == 0) {
+  if (o.nlayers == 0 && !o.replay) {
     if (!o.compare) return usage_error("tune", "no problems: give --n and --k, or --model");
     for (int i = 0; i < 4; ++i) o.layers[o.nlayers++] = llama3_8b[i];
     for (int i = 0; i < 4; ++i) o.layers[o.nlayers++] = llama3_70b[i];
   }
-  if (o.nm == 0) {
+  if (o.nm == 0 && !o.replay) {
     const int64_t *ms = o.compare ? compare_ms : default_ms;
     o.nm = o.compare ? (int)(sizeof compare_ms / sizeof *ms) : (int)(sizeof default_ms / sizeof *ms);
     memcpy(o.ms, ms, (size_t)o.nm * sizeof *ms);
   }
   if (o.mode == W4A16_PER_COLUMN_SCALE_ONLY) o.group = 0;
+  if (o.replay) return replay(&o);
   if (o.cache && setenv("W4A16_CACHE_PATH", o.cache, 1) != 0) {
     fprintf(stderr, "w4a16 tune: cannot set the cache path: %s\n", strerror(errno));
     return 1;
@@ -425,6 +467,9 @@ static int cmd_tune(int argc, char **argv) {
     fprintf(stderr, "w4a16 tune: --dump '%s': %s\n", o.dump, strerror(errno));
     return 1;
   }
+  if (dump)
+    fprintf(dump, "# w4a16 tune --dump\tdevice=%s\tsm_count=%d\tcc=%d\tlibrary=%s\n", env.device_name, env.sm_count,
+            env.cc, w4a16_version_string());
   if (dump)
     fprintf(dump, "m\tn\tk\tgroup\tmode\tdtype\tkernel\tfamily\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
                   "status\tmedian_us\ttflops\tgbps\theur_rank\theur_rule\theur_est_us\tsplit_k\twaves_eff\n");
@@ -509,13 +554,14 @@ static int cmd_tune(int argc, char **argv) {
       if (o.compare) {
         compare_row *cr = &cmp[ncmp++];
         cr->p = p;
-        cr->best = rows[0].status == W4A16_STATUS_OK ? rows[0].kernel : NULL;
+        if (rows[0].status == W4A16_STATUS_OK && rows[0].kernel)
+          snprintf(cr->best, sizeof cr->best, "%s", rows[0].kernel->name);
         cr->t_best = rows[0].median_us;
-        cr->pick = nh > 0 ? heur[0].kernel : NULL;
+        if (nh > 0) snprintf(cr->pick, sizeof cr->pick, "%s", heur[0].kernel->name);
         cr->rule = nh > 0 ? heur[0].rule : "-";
         cr->ratio = INFINITY;
         for (int i = 0; i < n; ++i)
-          if (cr->pick && rows[i].kernel == cr->pick && rows[i].status == W4A16_STATUS_OK) {
+          if (nh > 0 && rows[i].kernel == heur[0].kernel && rows[i].status == W4A16_STATUS_OK) {
             cr->t_pick = rows[i].median_us;
             if (cr->t_best > 0) cr->ratio = cr->t_pick / cr->t_best;
           }
@@ -547,33 +593,7 @@ static int cmd_tune(int argc, char **argv) {
     }
   }
 
-  if (o.compare && ncmp > 0) {
-    printf("\n## Heuristic first pick vs profiled best (%s, %s %s g%d)\n\n", env.device_name,
-           w4a16_dtype_name(o.dtype), mode_short(o.mode), o.group);
-    printf("| M | N | K | heuristic pick | rule | pick us | profiled best | best us | ratio |\n");
-    printf("|---:|---:|---:|---|---|---:|---|---:|---:|\n");
-    int within = 0, counted = 0;
-    double worst = 0;
-    const compare_row *worst_row = NULL;
-    for (int i = 0; i < ncmp; ++i) {
-      const compare_row *r = &cmp[i];
-      if (!r->best) continue;
-      ++counted;
-      if (r->ratio <= 1.10) ++within;
-      if (r->ratio > worst) {
-        worst = r->ratio;
-        worst_row = r;
-      }
-      printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %s | %s | %.2f | %s | %.2f | %s%.3f |\n", r->p.m, r->p.n,
-             r->p.k, r->pick ? r->pick->name : "(none)", r->rule, r->t_pick, r->best->name, r->t_best,
-             r->ratio > 1.10 ? "**" : "", r->ratio);
-    }
-    double frac = counted ? (double)within / counted : 0;
-    int pass = counted > 0 && frac >= 0.90 && worst <= 1.5;
-    printf("\nwithin 10%% of the best: %d of %d (%.1f%%); worst ratio %.3f", within, counted, 100 * frac, worst);
-    if (worst_row) printf(" at M=%" PRId64 " N=%" PRId64 " K=%" PRId64, worst_row->p.m, worst_row->p.n, worst_row->p.k);
-    printf("\nquality bar (>= 90%% within 1.10x, none above 1.5x): %s\n", pass ? "PASS" : "FAIL");
-  }
+  if (o.compare && ncmp > 0) print_compare(cmp, ncmp, env.device_name, &o);
   if (failures) fprintf(stderr, "w4a16 tune: %d of %d problems could not be profiled\n", failures, total);
 done:
   free(rows);
@@ -583,6 +603,168 @@ done:
     fprintf(stderr, "w4a16 tune: --dump '%s': %s\n", o.dump, strerror(errno));
     rc = 1;
   }
+  return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 tune --replay: the heuristic against recorded times, no GPU         */
+/* ------------------------------------------------------------------------- */
+
+typedef struct replay_row {
+  char kernel[160];
+  float us;
+} replay_row;
+
+typedef struct replay_problem {
+  w4a16_problem p;
+  replay_row *rows;
+  int n, cap;
+} replay_problem;
+
+/* split a line at tabs in place; returns the field count */
+static int split_fields(char *line, char **f, int max) {
+  int n = 0;
+  char *p = line;
+  while (n < max) {
+    f[n++] = p;
+    char *t = strchr(p, '\t');
+    if (!t) break;
+    *t = '\0';
+    p = t + 1;
+  }
+  return n;
+}
+
+static int replay(const tune_opts *o) {
+  FILE *f = fopen(o->replay, "r");
+  if (!f) {
+    fprintf(stderr, "w4a16 tune: --replay '%s': %s\n", o->replay, strerror(errno));
+    return 1;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int sm = 0, cc = 0, lineno = 0, rc = 0;
+  char device[256] = "?";
+  replay_problem *probs = NULL;
+  int np = 0, pcap = 0;
+  while ((len = getline(&line, &cap, f)) >= 0) {
+    ++lineno;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    char *fl[32];
+    if (line[0] == '#') {
+      int nf = split_fields(line, fl, 32);
+      for (int i = 1; i < nf; ++i) {
+        if (strncmp(fl[i], "device=", 7) == 0) snprintf(device, sizeof device, "%s", fl[i] + 7);
+        if (strncmp(fl[i], "sm_count=", 9) == 0) sm = atoi(fl[i] + 9);
+        if (strncmp(fl[i], "cc=", 3) == 0) cc = atoi(fl[i] + 3);
+      }
+      continue;
+    }
+    if (strncmp(line, "m\t", 2) == 0 || !line[0]) continue;
+    int nf = split_fields(line, fl, 32);
+    int64_t m, n, k, g;
+    w4a16_quant_mode mode;
+    w4a16_dtype dt;
+    if (nf < 16 || !parse_int(fl[0], 1, INT32_MAX, &m) || !parse_int(fl[1], 1, INT32_MAX, &n) ||
+        !parse_int(fl[2], 1, INT32_MAX, &k) || !parse_int(fl[3], 0, INT32_MAX, &g) || !parse_mode(fl[4], &mode) ||
+        !parse_dtype(fl[5], &dt)) {
+      fprintf(stderr, "w4a16 tune: --replay '%s' line %d: not a --dump row\n", o->replay, lineno);
+      rc = 2;
+      goto out;
+    }
+    replay_problem *rp = np ? &probs[np - 1] : NULL;
+    if (!rp || rp->p.m != m || rp->p.n != n || rp->p.k != k || rp->p.group_size != g || rp->p.mode != mode ||
+        rp->p.dtype != dt) {
+      if (np == pcap) {
+        pcap = pcap ? 2 * pcap : 64;
+        replay_problem *q = realloc(probs, (size_t)pcap * sizeof *q);
+        if (!q) { rc = 1; goto out; }
+        probs = q;
+      }
+      rp = &probs[np++];
+      memset(rp, 0, sizeof *rp);
+      rp->p.m = m;
+      rp->p.n = n;
+      rp->p.k = k;
+      rp->p.group_size = (int)g;
+      rp->p.mode = mode;
+      rp->p.dtype = dt;
+    }
+    if (strcmp(fl[14], "W4A16_STATUS_OK") != 0) continue;
+    if (rp->n == rp->cap) {
+      rp->cap = rp->cap ? 2 * rp->cap : 64;
+      replay_row *q = realloc(rp->rows, (size_t)rp->cap * sizeof *q);
+      if (!q) { rc = 1; goto out; }
+      rp->rows = q;
+    }
+    snprintf(rp->rows[rp->n].kernel, sizeof rp->rows[rp->n].kernel, "%s", fl[6]);
+    rp->rows[rp->n++].us = (float)atof(fl[15]);
+  }
+  if (sm <= 0 || cc <= 0) {
+    fprintf(stderr, "w4a16 tune: --replay '%s': no '# ... sm_count=.. cc=..' line (not written by --dump?)\n",
+            o->replay);
+    rc = 2;
+    goto out;
+  }
+  if (np == 0) {
+    fprintf(stderr, "w4a16 tune: --replay '%s': no rows\n", o->replay);
+    rc = 2;
+    goto out;
+  }
+  compare_row *cmp = calloc((size_t)np, sizeof *cmp);
+  if (!cmp) { rc = 1; goto out; }
+  size_t count = w4a16_kernel_count();
+  w4a16_kernel_desc *table = calloc(count ? count : 1, sizeof *table); /* the registry as a table */
+  if (!table) {
+    free(cmp);
+    rc = 1;
+    goto out;
+  }
+  for (size_t i = 0; i < count; ++i) table[i] = *w4a16_kernel_get(i);
+  int missing = 0;
+  for (int i = 0; i < np; ++i) {
+    compare_row *cr = &cmp[i];
+    replay_problem *rp = &probs[i];
+    cr->p = rp->p;
+    cr->ratio = INFINITY;
+    cr->rule = "-";
+    for (int j = 0; j < rp->n; ++j)
+      if (!cr->best[0] || rp->rows[j].us < cr->t_best) {
+        snprintf(cr->best, sizeof cr->best, "%s", rp->rows[j].kernel);
+        cr->t_best = rp->rows[j].us;
+      }
+    w4a16_heuristic_result h;
+    int nh = 0;
+    if (w4a16_heuristic_query_table(table, count, sm, cc, &rp->p, 1, &h, &nh) != W4A16_STATUS_OK || nh < 1) continue;
+    snprintf(cr->pick, sizeof cr->pick, "%s", h.kernel->name);
+    cr->rule = h.rule;
+    int found = 0;
+    for (int j = 0; j < rp->n; ++j)
+      if (strcmp(rp->rows[j].kernel, h.kernel->name) == 0) {
+        cr->t_pick = rp->rows[j].us;
+        if (cr->t_best > 0) cr->ratio = cr->t_pick / cr->t_best;
+        found = 1;
+      }
+    missing += !found;
+  }
+  tune_opts po = *o;
+  po.dtype = probs[0].p.dtype;
+  po.mode = probs[0].p.mode;
+  po.group = probs[0].p.group_size;
+  printf("# w4a16 tune --replay %s: %d problems recorded on %s (sm_%d, %d SMs); heuristic of this build (%zu "
+         "kernels)\n", o->replay, np, device, cc, sm, count);
+  print_compare(cmp, np, device, &po);
+  if (missing)
+    printf("%d heuristic picks were not timed in the file (a kernel this build has and the profiled one did not, "
+           "or one that failed there): ratio inf\n", missing);
+  free(table);
+  free(cmp);
+out:
+  for (int i = 0; i < np; ++i) free(probs[i].rows);
+  free(probs);
+  free(line);
+  fclose(f);
   return rc;
 }
 
