@@ -29,6 +29,17 @@
 
 #define PROG "w4a16_bench"
 
+static const char *g_prog = PROG; /* argv[0]: "w4a16 bench" when the w4a16 command runs us */
+
+static void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void errmsg(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: ", g_prog);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
 /* DESIGN.md section 7: Llama-3-8B and Llama-3-70B linear layers, and M */
 static const int64_t DEFAULT_NK[][2] = {{6144, 4096},  {4096, 4096},  {28672, 4096},  {4096, 14336},
                                         {10240, 8192}, {8192, 8192},  {57344, 8192},  {8192, 28672}};
@@ -89,8 +100,8 @@ typedef struct bench {
 /* ------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
+  fprintf(f, "usage: %s [options]\n", g_prog);
   fprintf(f,
-          "usage: " PROG " [options]\n"
           "Times every registered W4A16 kernel that can implement each problem and prints a\n"
           "ranked table per problem: median time, TFLOP/s, effective GB/s, fraction of the\n"
           "roofline floor and the ratio against cuBLASLt (same dtype, dense weights).\n"
@@ -132,7 +143,7 @@ static void usage(FILE *f) {
 }
 
 static int bad_arg(const char *opt, const char *val, const char *why) {
-  fprintf(stderr, PROG ": %s '%s': %s (see --help)\n", opt, val ? val : "", why);
+  errmsg("%s '%s': %s (see --help)\n", opt, val ? val : "", why);
   return 2;
 }
 
@@ -357,7 +368,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       case OPT_CSV:
       case OPT_JSON:
         if (fmt_given && o->fmt != (c == OPT_CSV ? FMT_CSV : FMT_JSON)) {
-          fprintf(stderr, PROG ": --csv and --json exclude each other (see --help)\n");
+          errmsg("--csv and --json exclude each other (see --help)\n");
           rc = 2;
         }
         o->fmt = c == OPT_CSV ? FMT_CSV : FMT_JSON;
@@ -367,35 +378,35 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       case 'q': o->quiet = 1; break;
       case 'h': usage(stdout); return 0;
       case ':':
-        fprintf(stderr, PROG ": option '%s' needs a value (see --help)\n", argv[optind - 1]);
+        errmsg("option '%s' needs a value (see --help)\n", argv[optind - 1]);
         return 2;
       default:
-        fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[optind - 1]);
+        errmsg("unknown option '%s' (see --help)\n", argv[optind - 1]);
         return 2;
     }
     if (rc) return rc;
     if ((c == OPT_KERNELS && !o->include) || (c == OPT_EXCLUDE && !o->exclude)) return bad_arg("--kernels", a, "out of memory");
   }
   if (optind < argc) {
-    fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
+    errmsg("unexpected argument '%s' (see --help)\n", argv[optind]);
     return 2;
   }
   if ((o->nn > 0) != (o->nk_n > 0)) {
-    fprintf(stderr, PROG ": --n and --k go together (every N is paired with every K; or use --nk NxK,...)\n");
+    errmsg("--n and --k go together (every N is paired with every K; or use --nk NxK,...)\n");
     return 2;
   }
   if (o->nn > 0 && o->npairs > 0) {
-    fprintf(stderr, PROG ": give either --n/--k or --nk, not both\n");
+    errmsg("give either --n/--k or --nk, not both\n");
     return 2;
   }
 #if !W4A16_BENCH_HAVE_JANSSON
   if (o->fmt == FMT_JSON) {
-    fprintf(stderr, PROG ": --json: this build has no JSON support (libjansson-dev was not found at configure time)\n");
+    errmsg("--json: this build has no JSON support (libjansson-dev was not found at configure time)\n");
     return 2;
   }
 #endif
   if (o->mode == W4A16_PER_COLUMN_SCALE_ONLY && group_given) {
-    fprintf(stderr, PROG ": --group: PER_COLUMN_SCALE_ONLY (--mode pc) has one scale row (the group is K)\n");
+    errmsg("--group: PER_COLUMN_SCALE_ONLY (--mode pc) has one scale row (the group is K)\n");
     return 2;
   }
   /* problem lists */
@@ -484,9 +495,10 @@ static const char *mode_short(w4a16_quant_mode m) {
   return m == W4A16_PER_COLUMN_SCALE_ONLY ? "pc" : m == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? "fgsz" : "fgs";
 }
 
-static void progress(bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void progress(bench *b, const char *fmt, ...) {
-  if (b->o.quiet) return;
+/* detail: a per-kernel line, shown only on a terminal (a log gets one line per problem) */
+static void progress(bench *b, int detail, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void progress(bench *b, int detail, const char *fmt, ...) {
+  if (b->o.quiet || (detail && !b->tty)) return;
   va_list ap;
   va_start(ap, fmt);
   if (b->tty) {
@@ -523,7 +535,8 @@ static void csv_field(FILE *f, const char *s) {
 }
 
 typedef struct problem_summary {
-  const w4a16_problem *p;
+  const w4a16_problem *p; /* -> prob */
+  w4a16_problem prob;     /* normalized copy: outlives the timing data */
   double flops, bytes, floor_us;
   const char *bound;
   int copies;
@@ -716,7 +729,7 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   size_t count = w4a16_kernel_count();
   row *rows = calloc(count ? count : 1, sizeof *rows);
   if (!rows) {
-    fprintf(stderr, PROG ": out of host memory\n");
+    errmsg("out of host memory\n");
     return 1;
   }
   int n = 0;
@@ -728,7 +741,7 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
       ++n;
     }
   }
-  progress(b, "[%d/%d] M=%lld N=%lld K=%lld: preparing inputs (%d kernel%s)", idx, total, (long long)p->m,
+  progress(b, 0, "[%d/%d] M=%lld N=%lld K=%lld: preparing inputs (%d kernel%s)", idx, total, (long long)p->m,
            (long long)p->n, (long long)p->k, n, n == 1 ? "" : "s");
 
   problem_summary s;
@@ -737,12 +750,13 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   w4a16_status st = w4a16_timing_data_create(p, b->o.rotate_bytes, b->o.seed * 1000003ull + (uint64_t)idx, &td);
   if (st != W4A16_STATUS_OK) {
     progress_clear(b);
-    fprintf(stderr, PROG ": M=%lld N=%lld K=%lld: cannot prepare the inputs: %s: %s\n", (long long)p->m,
+    errmsg("M=%lld N=%lld K=%lld: cannot prepare the inputs: %s: %s\n", (long long)p->m,
             (long long)p->n, (long long)p->k, w4a16_status_name(st), w4a16_last_error_message());
     free(rows);
     return st == W4A16_STATUS_CUDA_ERROR || st == W4A16_STATUS_OUT_OF_MEMORY || st == W4A16_STATUS_NO_DEVICE ? 1 : 0;
   }
-  const w4a16_problem *np = w4a16_timing_data_problem(td);
+  s.prob = *w4a16_timing_data_problem(td);
+  const w4a16_problem *np = &s.prob;
   s.p = np;
   s.flops = w4a16_timing_flops(np);
   s.bytes = w4a16_timing_bytes(np);
@@ -753,12 +767,12 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
 
   w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
   for (int i = 0; i < n; ++i) {
-    progress(b, "[%d/%d] M=%lld N=%lld K=%lld: kernel %d/%d %s", idx, total, (long long)p->m, (long long)p->n,
+    progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: kernel %d/%d %s", idx, total, (long long)p->m, (long long)p->n,
              (long long)p->k, i + 1, n, rows[i].kd->name);
     w4a16_timing_data_time(td, rows[i].kd, &to, &rows[i].t);
   }
   if (b->cublas) {
-    progress(b, "[%d/%d] M=%lld N=%lld K=%lld: cuBLASLt %s", idx, total, (long long)p->m, (long long)p->n,
+    progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: cuBLASLt %s", idx, total, (long long)p->m, (long long)p->n,
              (long long)p->k, w4a16_dtype_name(p->dtype));
     s.have_cublas = 1;
     bench_cublas_time(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), w4a16_timing_data_stream(td),
@@ -783,7 +797,7 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   /* a kernel that faulted leaves the context unusable: stop rather than report garbage */
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
-    fprintf(stderr, PROG ": the device is in an error state after M=%lld N=%lld K=%lld (%s); stopping\n",
+    errmsg("the device is in an error state after M=%lld N=%lld K=%lld (%s); stopping\n",
             (long long)p->m, (long long)p->n, (long long)p->k, cudaGetErrorString(e));
     return 1;
   }
@@ -824,6 +838,11 @@ static int list_only(bench *b) {
 int w4a16_bench_main(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
+  g_prog = argc > 0 && argv && argv[0] && argv[0][0] ? argv[0] : PROG;
+  {
+    const char *slash = strrchr(g_prog, '/');
+    if (slash && slash[1]) g_prog = slash + 1;
+  }
   int rc = parse_args(argc, argv, &b.o);
   if (rc >= 0) {
     free_opts(&b.o);
@@ -833,7 +852,7 @@ int w4a16_bench_main(int argc, char **argv) {
   if (b.o.output) {
     b.out = fopen(b.o.output, "w");
     if (!b.out) {
-      fprintf(stderr, PROG ": --output '%s': %s\n", b.o.output, strerror(errno));
+      errmsg("--output '%s': %s\n", b.o.output, strerror(errno));
       free_opts(&b.o);
       return 2;
     }
@@ -847,7 +866,7 @@ int w4a16_bench_main(int argc, char **argv) {
   int ndev = 0;
   cudaError_t e = cudaGetDeviceCount(&ndev);
   if (e != cudaSuccess || ndev < 1) {
-    fprintf(stderr, PROG ": no CUDA GPU is available (%s); nothing to measure\n",
+    errmsg("no CUDA GPU is available (%s); nothing to measure\n",
             e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     rc = 2;
     goto out;
@@ -855,7 +874,7 @@ int w4a16_bench_main(int argc, char **argv) {
   int dev = 0;
   struct cudaDeviceProp prop;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess) {
-    fprintf(stderr, PROG ": cannot query the GPU: %s\n", cudaGetErrorString(e));
+    errmsg("cannot query the GPU: %s\n", cudaGetErrorString(e));
     rc = 1;
     goto out;
   }
@@ -867,7 +886,7 @@ int w4a16_bench_main(int argc, char **argv) {
   if (b.o.cublas_algos > 0) {
     char msg[256];
     if (bench_cublas_create(&b.cublas, msg, sizeof msg) != 0) {
-      fprintf(stderr, PROG ": cuBLASLt unavailable, no reference column: %s\n", msg);
+      errmsg("cuBLASLt unavailable, no reference column: %s\n", msg);
       b.cublas = NULL;
     }
   }
