@@ -1,6 +1,8 @@
 /* test_select.c - the heuristic on a fake registry: rule tiers, the architecture
    filter, never a kernel that cannot implement the problem, the fallback, the
-   waves efficiency, argument checks. No GPU needed. */
+   waves efficiency, argument checks (no GPU needed); and, on a GPU, selection
+   through the config cache and w4a16_gemm with no kernel. */
+#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include "select_internal.h"
 #include "test_util.h"
@@ -428,7 +433,90 @@ static void test_registry_query(void **state) {
   }
 }
 
+/* on a GPU: w4a16_select uses the heuristic, then the config cache once an entry is
+   stored (the memo follows), and w4a16_gemm with no kernel runs what it selects */
+static void test_select_on_device(void **state) {
+  (void)state;
+  w4a16_problem p = bf16_problem(16, 4096, 4096);
+  const w4a16_kernel_desc *kd = NULL;
+  w4a16_selection_source src = W4A16_SELECTED_BY_CACHE;
+  w4a16_status st = w4a16_select(&p, &kd, &src);
+  if (st == W4A16_STATUS_NO_DEVICE || st == W4A16_STATUS_NO_KERNEL) {
+    fprintf(stderr, "[test_select] %s: %s - skipped\n", w4a16_status_name(st), w4a16_last_error_message());
+    skip();
+  }
+  assert_int_equal(st, W4A16_STATUS_OK);
+  assert_non_null(kd);
+  assert_int_equal(src, W4A16_SELECTED_BY_HEURISTIC);
+  w4a16_heuristic_result r[64];
+  int n = 0;
+  assert_int_equal(w4a16_heuristic_query(&p, 64, r, &n), W4A16_STATUS_OK);
+  assert_ptr_equal(r[0].kernel, kd);
+  fprintf(stderr, "[test_select] heuristic: %s (%s)\n", kd->name, r[0].rule);
+
+  /* run it: w4a16_gemm(args, NULL, ...) */
+  size_t ws = 0;
+  assert_int_equal(w4a16_workspace_size(kd, &p, 0, &ws), W4A16_STATUS_OK);
+  void *a = NULL, *w = NULL, *sc = NULL, *d = NULL, *wsp = NULL;
+  assert_int_equal(cudaMalloc(&a, (size_t)p.m * p.k * 2), cudaSuccess);
+  assert_int_equal(cudaMalloc(&w, (size_t)p.n * p.k / 2), cudaSuccess);
+  assert_int_equal(cudaMalloc(&sc, (size_t)(p.k / 128) * p.n * 2), cudaSuccess);
+  assert_int_equal(cudaMalloc(&d, (size_t)p.m * p.n * 2), cudaSuccess);
+  if (ws) assert_int_equal(cudaMalloc(&wsp, ws), cudaSuccess);
+  cudaMemset(a, 0, (size_t)p.m * p.k * 2);
+  cudaMemset(w, 0x88, (size_t)p.n * p.k / 2);
+  cudaMemset(sc, 0, (size_t)(p.k / 128) * p.n * 2);
+  w4a16_gemm_args args;
+  memset(&args, 0, sizeof args);
+  args.problem = p;
+  args.a = a;
+  args.w = w;
+  args.scales = sc;
+  args.d = d;
+  args.alpha = 1.0f;
+  st = w4a16_gemm(&args, NULL, wsp, ws, NULL);
+  if (st != W4A16_STATUS_OK) fprintf(stderr, "w4a16_gemm: %s\n", w4a16_last_error_message());
+  assert_int_equal(st, W4A16_STATUS_OK);
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+
+  /* store the heuristic's last candidate for this key: selection follows the cache,
+     for every M of the bucket (9..16) */
+  if (n >= 2) {
+    w4a16_config_cache *cache = w4a16_config_cache_default();
+    assert_non_null(cache);
+    const w4a16_kernel_desc *pick[1] = {r[n - 1].kernel};
+    assert_int_equal(w4a16_config_cache_store(cache, &p, pick, 1), W4A16_STATUS_OK);
+    for (int64_t m = 9; m <= 16; ++m) {
+      w4a16_problem q = bf16_problem(m, 4096, 4096);
+      assert_int_equal(w4a16_select(&q, &kd, &src), W4A16_STATUS_OK);
+      assert_ptr_equal(kd, r[n - 1].kernel);
+      assert_int_equal(src, W4A16_SELECTED_BY_CACHE);
+    }
+    size_t ws2 = 0;
+    assert_int_equal(w4a16_workspace_size(kd, &p, 0, &ws2), W4A16_STATUS_OK);
+    void *wsp2 = NULL;
+    if (ws2) assert_int_equal(cudaMalloc(&wsp2, ws2), cudaSuccess);
+    assert_int_equal(w4a16_gemm(&args, NULL, wsp2, ws2, NULL), W4A16_STATUS_OK);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(wsp2);
+    /* another bucket is untouched */
+    w4a16_problem q = bf16_problem(17, 4096, 4096);
+    assert_int_equal(w4a16_select(&q, &kd, &src), W4A16_STATUS_OK);
+    assert_int_equal(src, W4A16_SELECTED_BY_HEURISTIC);
+  }
+  cudaFree(a);
+  cudaFree(w);
+  cudaFree(sc);
+  cudaFree(d);
+  cudaFree(wsp);
+}
+
 int main(void) {
+  /* the process-wide config cache of test_select_on_device: a scratch file */
+  char dir[] = "/tmp/w4a16_test_select_XXXXXX", path[128];
+  if (!mkdtemp(dir)) return 1;
+  snprintf(path, sizeof path, "%s/configs.tsv", dir);
+  setenv("W4A16_CACHE_PATH", path, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
@@ -437,7 +525,13 @@ int main(void) {
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
-      cmocka_unit_test(test_registry_query),
+      cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  char lock[160];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  unlink(path);
+  unlink(lock);
+  rmdir(dir);
+  return rc;
 }
