@@ -20,7 +20,7 @@ def parse_archs(text):
         if a not in ARCH_FROM_CMAKE:
             raise SystemExit("generator: unknown architecture '%s' (known: %s)"
                              % (a, ", ".join(sorted(ARCH_FROM_CMAKE))))
-        archs.add(ARCH_FROM_CMAKE[a])
+        archs.update(ARCH_FROM_CMAKE[a])
     return archs
 
 

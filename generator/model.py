@@ -16,9 +16,11 @@ class Arch(enum.Enum):
 
 # compute capability range (major*10+minor, inclusive) a build target runs on
 ARCH_SM_RANGE = {Arch.SM80: (80, 999), Arch.SM90A: (90, 90)}
-# value of W4A16_CUDA_ARCHS entries that select each build target
-ARCH_FROM_CMAKE = {"80": Arch.SM80, "86": Arch.SM80, "89": Arch.SM80, "90": Arch.SM80,
-                   "90a": Arch.SM90A}
+# build targets each W4A16_CUDA_ARCHS entry selects: every entry >= 80 builds the
+# sm80-class families (compiled for that GPU); 90a also builds the sm90a family
+ARCH_FROM_CMAKE = {"80": (Arch.SM80,), "86": (Arch.SM80,), "89": (Arch.SM80,),
+                   "90": (Arch.SM80,), "90a": (Arch.SM80, Arch.SM90A),
+                   "100": (Arch.SM80,), "120": (Arch.SM80,)}
 
 
 class Family(enum.Enum):

@@ -57,6 +57,10 @@ class GeneratorTest(unittest.TestCase):
     def test_arch_selection(self):
         for c in cli.select({Arch.SM80}, ["all"], []):
             self.assertEqual(c.arch, Arch.SM80)
+        self.assertEqual(cli.parse_archs("90a"), {Arch.SM80, Arch.SM90A})
+        self.assertEqual(cli.parse_archs("80;sm_86"), {Arch.SM80})
+        with self.assertRaises(SystemExit):
+            cli.parse_archs("75")
 
     def test_validity_rejects_with_reason(self):
         for fam in FAMILIES:
