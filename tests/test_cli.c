@@ -184,6 +184,14 @@ static void test_replay(void **state) {
   assert_non_null(strstr(r->out, "quality bar"));
   assert_non_null(strstr(r->out, "w4a16_b")); /* the recorded best */
   expect_usage(run("tune", "--replay", path, "--m", "16", NULL), "--replay", NULL);
+  /* --fit: a rule table and its evaluation on the same file */
+  r = run("tune", "--fit", path, NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "rule table to paste"));
+  assert_non_null(strstr(r->out, "quality bar"));
+  expect_usage(run("tune", "--fit", path, "--replay", path, NULL), "--fit", NULL);
+  expect_usage(run("tune", "--fit", "", NULL), "--fit", NULL);
+  expect_usage(run("tune", "--fit", path, "--model", "llama3-8b", NULL), "--fit", NULL);
   expect_usage(run("tune", "--replay", "", NULL), "--replay", NULL);
   /* not a dump: status 2 naming the file */
   fd = open(path, O_WRONLY | O_TRUNC);

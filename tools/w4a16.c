@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "select_internal.h" /* w4a16_heuristic_query_rules: --fit evaluates its own rule table */
 #include "w4a16/select.h"
 #include "w4a16/w4a16.h"
 #include "w4a16_build_config.h"
@@ -246,6 +247,8 @@ static void tune_help(FILE *f) {
           "  --replay FILE       no GPU: re-run the heuristic of this build against the times in FILE (written\n"
           "                      by --dump on the device) and print the --compare-heuristic report; for\n"
           "                      tuning the rule table (runtime/select.c) offline\n"
+          "  --fit FILE          no GPU: from a --dump FILE, the family order per M range; prints a rule\n"
+          "                      table to paste into runtime/select.c and the bar it reaches on FILE\n"
           "  --help              this text\n");
 }
 
@@ -263,6 +266,7 @@ typedef struct tune_opts {
   const char *dump;
   const char *cache;
   const char *replay;
+  const char *fit;
   w4a16_profile_options prof;
 } tune_opts;
 
@@ -315,10 +319,11 @@ static void print_compare(const compare_row *cmp, int ncmp, const char *device, 
 }
 
 static int replay(const tune_opts *o);
+static int fit(const tune_opts *o);
 
 static int cmd_tune(int argc, char **argv) {
   enum { O_M = 256, O_N, O_K, O_MODEL, O_DTYPE, O_MODE, O_GROUP, O_TOP, O_WARMUP, O_ITERS, O_SEED, O_NOSTORE, O_CACHE,
-         O_DUMP, O_COMPARE, O_REPLAY, O_HELP };
+         O_DUMP, O_COMPARE, O_REPLAY, O_FIT, O_HELP };
   static const struct option opts[] = {
       {"m", required_argument, NULL, O_M},           {"n", required_argument, NULL, O_N},
       {"k", required_argument, NULL, O_K},           {"model", required_argument, NULL, O_MODEL},
@@ -328,6 +333,7 @@ static int cmd_tune(int argc, char **argv) {
       {"seed", required_argument, NULL, O_SEED},     {"no-store", no_argument, NULL, O_NOSTORE},
       {"cache", required_argument, NULL, O_CACHE},   {"dump", required_argument, NULL, O_DUMP},
       {"compare-heuristic", no_argument, NULL, O_COMPARE}, {"replay", required_argument, NULL, O_REPLAY},
+      {"fit", required_argument, NULL, O_FIT},
       {"help", no_argument, NULL, O_HELP},           {0, 0, 0, 0}};
   tune_opts o;
   memset(&o, 0, sizeof o);
@@ -406,6 +412,10 @@ static int cmd_tune(int argc, char **argv) {
       o.dump = optarg;
       break;
     case O_COMPARE: o.compare = 1; break;
+    case O_FIT:
+      if (!*optarg) return usage_error("tune", "invalid value '' for --fit (a file written by --dump)");
+      o.fit = optarg;
+      break;
     case O_REPLAY:
       if (!*optarg) return usage_error("tune", "invalid value '' for --replay (a file written by --dump)");
       o.replay = optarg;
@@ -416,8 +426,12 @@ static int cmd_tune(int argc, char **argv) {
     }
   }
   if (optind < argc) return usage_error("tune", "unexpected argument '%s'", argv[optind]);
+  if (o.replay && o.fit) return usage_error("tune", "--replay and --fit exclude each other");
   if (o.replay && (o.nm || o.nn || o.nk || o.nlayers || o.dump || !o.store || o.cache))
     return usage_error("tune", "--replay takes no --m, --n, --k, --model, --dump, --cache or --no-store");
+  if (o.fit && (o.nm || o.nn || o.nk || o.nlayers || o.dump || !o.store || o.cache))
+    return usage_error("tune", "--fit takes no --m, --n, --k, --model, --dump, --cache or --no-store");
+  if (o.fit) return fit(&o);
   if ((o.nn > 0) != (o.nk > 0)) return usage_error("tune", "%s", o.nn ? "--n needs --k" : "--k needs --n");
   if (o.nn > 0 && o.nlayers > 0) return usage_error("tune", "--model and --n/--k exclude each other");
   if (o.nn > 0)
@@ -621,6 +635,18 @@ typedef struct replay_problem {
   int n, cap;
 } replay_problem;
 
+typedef struct dump_data {
+  replay_problem *probs;
+  int np, sm, cc;
+  char device[256];
+} dump_data;
+
+static void dump_free(dump_data *d) {
+  for (int i = 0; i < d->np; ++i) free(d->probs[i].rows);
+  free(d->probs);
+  memset(d, 0, sizeof *d);
+}
+
 /* split a line at tabs in place; returns the field count */
 static int split_fields(char *line, char **f, int max) {
   int n = 0;
@@ -635,19 +661,19 @@ static int split_fields(char *line, char **f, int max) {
   return n;
 }
 
-static int replay(const tune_opts *o) {
-  FILE *f = fopen(o->replay, "r");
+/* reads a --dump file: 0, 1 (I/O, memory) or 2 (not a dump), with a message */
+static int load_dump(const char *path, const char *opt, dump_data *d) {
+  memset(d, 0, sizeof *d);
+  snprintf(d->device, sizeof d->device, "?");
+  FILE *f = fopen(path, "r");
   if (!f) {
-    fprintf(stderr, "w4a16 tune: --replay '%s': %s\n", o->replay, strerror(errno));
+    fprintf(stderr, "w4a16 tune: %s '%s': %s\n", opt, path, strerror(errno));
     return 1;
   }
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
-  int sm = 0, cc = 0, lineno = 0, rc = 0;
-  char device[256] = "?";
-  replay_problem *probs = NULL;
-  int np = 0, pcap = 0;
+  int lineno = 0, rc = 0, pcap = 0;
   while ((len = getline(&line, &cap, f)) >= 0) {
     ++lineno;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
@@ -655,9 +681,9 @@ static int replay(const tune_opts *o) {
     if (line[0] == '#') {
       int nf = split_fields(line, fl, 32);
       for (int i = 1; i < nf; ++i) {
-        if (strncmp(fl[i], "device=", 7) == 0) snprintf(device, sizeof device, "%s", fl[i] + 7);
-        if (strncmp(fl[i], "sm_count=", 9) == 0) sm = atoi(fl[i] + 9);
-        if (strncmp(fl[i], "cc=", 3) == 0) cc = atoi(fl[i] + 3);
+        if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
+        if (strncmp(fl[i], "sm_count=", 9) == 0) d->sm = atoi(fl[i] + 9);
+        if (strncmp(fl[i], "cc=", 3) == 0) d->cc = atoi(fl[i] + 3);
       }
       continue;
     }
@@ -669,20 +695,23 @@ static int replay(const tune_opts *o) {
     if (nf < 16 || !parse_int(fl[0], 1, INT32_MAX, &m) || !parse_int(fl[1], 1, INT32_MAX, &n) ||
         !parse_int(fl[2], 1, INT32_MAX, &k) || !parse_int(fl[3], 0, INT32_MAX, &g) || !parse_mode(fl[4], &mode) ||
         !parse_dtype(fl[5], &dt)) {
-      fprintf(stderr, "w4a16 tune: --replay '%s' line %d: not a --dump row\n", o->replay, lineno);
+      fprintf(stderr, "w4a16 tune: %s '%s' line %d: not a --dump row\n", opt, path, lineno);
       rc = 2;
-      goto out;
+      break;
     }
-    replay_problem *rp = np ? &probs[np - 1] : NULL;
+    replay_problem *rp = d->np ? &d->probs[d->np - 1] : NULL;
     if (!rp || rp->p.m != m || rp->p.n != n || rp->p.k != k || rp->p.group_size != g || rp->p.mode != mode ||
         rp->p.dtype != dt) {
-      if (np == pcap) {
+      if (d->np == pcap) {
         pcap = pcap ? 2 * pcap : 64;
-        replay_problem *q = realloc(probs, (size_t)pcap * sizeof *q);
-        if (!q) { rc = 1; goto out; }
-        probs = q;
+        replay_problem *q = realloc(d->probs, (size_t)pcap * sizeof *q);
+        if (!q) {
+          rc = 1;
+          break;
+        }
+        d->probs = q;
       }
-      rp = &probs[np++];
+      rp = &d->probs[d->np++];
       memset(rp, 0, sizeof *rp);
       rp->p.m = m;
       rp->p.n = n;
@@ -695,37 +724,53 @@ static int replay(const tune_opts *o) {
     if (rp->n == rp->cap) {
       rp->cap = rp->cap ? 2 * rp->cap : 64;
       replay_row *q = realloc(rp->rows, (size_t)rp->cap * sizeof *q);
-      if (!q) { rc = 1; goto out; }
+      if (!q) {
+        rc = 1;
+        break;
+      }
       rp->rows = q;
     }
     snprintf(rp->rows[rp->n].kernel, sizeof rp->rows[rp->n].kernel, "%s", fl[6]);
     rp->rows[rp->n++].us = (float)atof(fl[15]);
   }
-  if (sm <= 0 || cc <= 0) {
-    fprintf(stderr, "w4a16 tune: --replay '%s': no '# ... sm_count=.. cc=..' line (not written by --dump?)\n",
-            o->replay);
+  free(line);
+  fclose(f);
+  if (rc == 0 && (d->sm <= 0 || d->cc <= 0)) {
+    fprintf(stderr, "w4a16 tune: %s '%s': no '# ... sm_count=.. cc=..' line (not written by --dump?)\n", opt, path);
     rc = 2;
-    goto out;
   }
-  if (np == 0) {
-    fprintf(stderr, "w4a16 tune: --replay '%s': no rows\n", o->replay);
+  if (rc == 0 && d->np == 0) {
+    fprintf(stderr, "w4a16 tune: %s '%s': no rows\n", opt, path);
     rc = 2;
-    goto out;
   }
-  compare_row *cmp = calloc((size_t)np, sizeof *cmp);
-  if (!cmp) { rc = 1; goto out; }
-  size_t count = w4a16_kernel_count();
-  w4a16_kernel_desc *table = calloc(count ? count : 1, sizeof *table); /* the registry as a table */
-  if (!table) {
+  if (rc) dump_free(d);
+  return rc;
+}
+
+/* the registry as a table the heuristic can take (a copy) */
+static w4a16_kernel_desc *registry_copy(size_t *count) {
+  *count = w4a16_kernel_count();
+  w4a16_kernel_desc *t = calloc(*count ? *count : 1, sizeof *t);
+  for (size_t i = 0; t && i < *count; ++i) t[i] = *w4a16_kernel_get(i);
+  return t;
+}
+
+/* runs the heuristic (rules, or the built-in table when NULL) on every recorded problem
+   and prints the comparison; returns the number of problems within 10% */
+static int evaluate(const dump_data *d, const w4a16_heuristic_rule *rules, size_t nrules, const tune_opts *o,
+                    const char *what) {
+  size_t count;
+  w4a16_kernel_desc *table = registry_copy(&count);
+  compare_row *cmp = calloc((size_t)d->np, sizeof *cmp);
+  if (!table || !cmp) {
+    free(table);
     free(cmp);
-    rc = 1;
-    goto out;
+    return -1;
   }
-  for (size_t i = 0; i < count; ++i) table[i] = *w4a16_kernel_get(i);
-  int missing = 0;
-  for (int i = 0; i < np; ++i) {
+  int missing = 0, within = 0;
+  for (int i = 0; i < d->np; ++i) {
     compare_row *cr = &cmp[i];
-    replay_problem *rp = &probs[i];
+    const replay_problem *rp = &d->probs[i];
     cr->p = rp->p;
     cr->ratio = INFINITY;
     cr->rule = "-";
@@ -736,7 +781,10 @@ static int replay(const tune_opts *o) {
       }
     w4a16_heuristic_result h;
     int nh = 0;
-    if (w4a16_heuristic_query_table(table, count, sm, cc, &rp->p, 1, &h, &nh) != W4A16_STATUS_OK || nh < 1) continue;
+    w4a16_status st = rules ? w4a16_heuristic_query_rules(rules, nrules, table, count, d->sm, d->cc, NULL, &rp->p, 1,
+                                                          &h, &nh)
+                            : w4a16_heuristic_query_table(table, count, d->sm, d->cc, &rp->p, 1, &h, &nh);
+    if (st != W4A16_STATUS_OK || nh < 1) continue;
     snprintf(cr->pick, sizeof cr->pick, "%s", h.kernel->name);
     cr->rule = h.rule;
     int found = 0;
@@ -747,24 +795,156 @@ static int replay(const tune_opts *o) {
         found = 1;
       }
     missing += !found;
+    within += cr->ratio <= 1.10;
   }
   tune_opts po = *o;
-  po.dtype = probs[0].p.dtype;
-  po.mode = probs[0].p.mode;
-  po.group = probs[0].p.group_size;
-  printf("# w4a16 tune --replay %s: %d problems recorded on %s (sm_%d, %d SMs); heuristic of this build (%zu "
-         "kernels)\n", o->replay, np, device, cc, sm, count);
-  print_compare(cmp, np, device, &po);
+  po.dtype = d->probs[0].p.dtype;
+  po.mode = d->probs[0].p.mode;
+  po.group = d->probs[0].p.group_size;
+  printf("# %s: %d problems recorded on %s (sm_%d, %d SMs); this build has %zu kernels\n", what, d->np, d->device,
+         d->cc, d->sm, count);
+  print_compare(cmp, d->np, d->device, &po);
   if (missing)
     printf("%d heuristic picks were not timed in the file (a kernel this build has and the profiled one did not, "
            "or one that failed there): ratio inf\n", missing);
   free(table);
   free(cmp);
-out:
-  for (int i = 0; i < np; ++i) free(probs[i].rows);
-  free(probs);
-  free(line);
-  fclose(f);
+  return within;
+}
+
+static int replay(const tune_opts *o) {
+  dump_data d;
+  int rc = load_dump(o->replay, "--replay", &d);
+  if (rc) return rc;
+  char what[512];
+  snprintf(what, sizeof what, "w4a16 tune --replay %s (the built-in rule table)", o->replay);
+  rc = evaluate(&d, NULL, 0, o, what) < 0 ? 1 : 0;
+  dump_free(&d);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* w4a16 tune --fit: the family order per M range from a dump                */
+/* ------------------------------------------------------------------------- */
+
+#define FIT_FAMILIES 3
+#define FIT_BUCKETS 14 /* M buckets 1 .. 8192 */
+
+static int bucket_index(int64_t m) {
+  int64_t b = w4a16_cache_m_bucket(m);
+  int i = 0;
+  while ((1ll << i) < b) ++i;
+  return i;
+}
+
+static int fit(const tune_opts *o) {
+  dump_data d;
+  int rc = load_dump(o->fit, "--fit", &d);
+  if (rc) return rc;
+  /* per bucket and family: sum over problems of log(best of family / best overall);
+     a family missing from a problem of the bucket (cannot implement it) is ranked last */
+  double score[FIT_BUCKETS][FIT_FAMILIES];
+  int present[FIT_BUCKETS][FIT_FAMILIES], problems[FIT_BUCKETS];
+  memset(score, 0, sizeof score);
+  memset(present, 0, sizeof present);
+  memset(problems, 0, sizeof problems);
+  for (int i = 0; i < d.np; ++i) {
+    const replay_problem *rp = &d.probs[i];
+    float best = 0, fam_best[FIT_FAMILIES] = {0, 0, 0};
+    for (int j = 0; j < rp->n; ++j) {
+      const w4a16_kernel_desc *kd = w4a16_kernel_find(rp->rows[j].kernel);
+      if (!kd || (int)kd->family < 0 || (int)kd->family >= FIT_FAMILIES) continue;
+      float us = rp->rows[j].us;
+      if (us <= 0) continue;
+      if (!fam_best[kd->family] || us < fam_best[kd->family]) fam_best[kd->family] = us;
+      if (!best || us < best) best = us;
+    }
+    if (!best) continue;
+    int b = bucket_index(rp->p.m);
+    ++problems[b];
+    for (int f = 0; f < FIT_FAMILIES; ++f)
+      if (fam_best[f]) {
+        score[b][f] += log(fam_best[f] / best);
+        ++present[b][f];
+      }
+  }
+  /* family order per bucket: families present in every problem of the bucket, by score */
+  int order[FIT_BUCKETS][FIT_FAMILIES], norder[FIT_BUCKETS];
+  for (int b = 0; b < FIT_BUCKETS; ++b) {
+    norder[b] = 0;
+    for (int f = 0; f < FIT_FAMILIES; ++f)
+      if (problems[b] && present[b][f] == problems[b]) order[b][norder[b]++] = f;
+    for (int x = 1; x < norder[b]; ++x)
+      for (int y = x; y > 0 && score[b][order[b][y]] < score[b][order[b][y - 1]]; --y) {
+        int t = order[b][y];
+        order[b][y] = order[b][y - 1];
+        order[b][y - 1] = t;
+      }
+  }
+  /* merge consecutive measured buckets with the same order into M ranges */
+  static w4a16_heuristic_rule rules[64];
+  static char names[64][48];
+  size_t nr = 0;
+  int64_t lo = 1;
+  int last_b = -1;
+  printf("# w4a16 tune --fit %s: family order per M range on %s (sm_%d, %d SMs)\n", o->fit, d.device, d.cc, d.sm);
+  printf("# (geometric-mean slowdown of each family's best kernel against the best, per M bucket)\n");
+  for (int b = 0; b < FIT_BUCKETS; ++b) {
+    if (!problems[b]) continue;
+    printf("#   M bucket %5lld:", 1ll << b);
+    for (int x = 0; x < norder[b]; ++x)
+      printf(" %s %.3f", w4a16_family_name((w4a16_family)order[b][x]), exp(score[b][order[b][x]] / problems[b]));
+    printf("\n");
+    int next = b + 1;
+    while (next < FIT_BUCKETS && !problems[next]) ++next;
+    int same = next < FIT_BUCKETS && norder[next] == norder[b] &&
+               memcmp(order[next], order[b], (size_t)norder[b] * sizeof(int)) == 0;
+    if (same) continue;
+    int64_t hi = next < FIT_BUCKETS ? (1ll << b) : 0;
+    for (int x = 0; x < norder[b] && nr < 60; ++x) {
+      w4a16_heuristic_rule *r = &rules[nr];
+      memset(r, 0, sizeof *r);
+      snprintf(names[nr], sizeof names[nr], "fit-m%lld-%s-%s", (long long)lo, hi ? "" : "up",
+               w4a16_family_name((w4a16_family)order[b][x]));
+      if (hi) snprintf(names[nr], sizeof names[nr], "fit-m%lld-%lld-%s", (long long)lo, (long long)hi,
+                       w4a16_family_name((w4a16_family)order[b][x]));
+      r->name = names[nr];
+      r->m_min = lo;
+      r->m_max = hi;
+      r->cc_min = r->cc_max = d.cc;
+      r->family = order[b][x];
+      ++nr;
+    }
+    lo = (1ll << b) + 1;
+    last_b = b;
+  }
+  (void)last_b;
+  /* then the built-in rules, for other devices */
+  size_t nb;
+  const w4a16_heuristic_rule *builtin = w4a16_heuristic_rules(&nb);
+  for (size_t i = 0; i < nb && nr < 64; ++i) rules[nr++] = builtin[i];
+
+  printf("\n# rule table to paste into runtime/select.c (g_rules); the fitted rules hold for cc %d only\n", d.cc);
+  for (size_t i = 0; i < nr; ++i) {
+    const w4a16_heuristic_rule *r = &rules[i];
+    const char *fam = r->family == W4A16_FAMILY_GEMV   ? "W4A16_FAMILY_GEMV"
+                      : r->family == W4A16_FAMILY_SM90 ? "W4A16_FAMILY_SM90"
+                      : r->family == W4A16_FAMILY_SM80 ? "W4A16_FAMILY_SM80"
+                                                       : "ANY_FAMILY";
+    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff},\n",
+           r->name, (long long)r->m_min, (long long)r->m_max, (long long)r->n_min, (long long)r->n_max,
+           (long long)r->k_min, (long long)r->k_max, r->sm_count_min, r->sm_count_max, r->cc_min, r->cc_max, fam,
+           r->tile_m_min, r->tile_m_max, r->tile_n_min, r->tile_n_max, r->stages_min, r->stages_max, r->m_tiles_max,
+           r->min_waves_eff);
+  }
+  printf("\n");
+  char what[512];
+  snprintf(what, sizeof what, "w4a16 tune --fit %s (the fitted rule table, evaluated on the same file)", o->fit);
+  rc = evaluate(&d, rules, nr, o, what) < 0 ? 1 : 0;
+  printf("\n");
+  snprintf(what, sizeof what, "w4a16 tune --fit %s (the built-in rule table, for comparison)", o->fit);
+  if (evaluate(&d, NULL, 0, o, what) < 0) rc = 1;
+  dump_free(&d);
   return rc;
 }
 
