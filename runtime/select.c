@@ -246,9 +246,10 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
   for (size_t i = 0; i < count; ++i) {
     const w4a16_kernel_desc *kd = &table[i];
     if (!kd->name || cc < kd->sm_min || cc > kd->sm_max) continue;
-    if (dev && w4a16_kernel_runs_here(kd, dev) != W4A16_STATUS_OK) continue;
     ++arch_ok;
     if (w4a16_can_implement(kd, p) != W4A16_STATUS_OK) continue;
+    /* last: the probe loads the kernel's module (once per kernel and device) */
+    if (dev && w4a16_kernel_runs_here(kd, dev) != W4A16_STATUS_OK) continue;
     candidate *x = &c[nc++];
     x->kd = kd;
     x->split = w4a16_choose_split_k(kd, p, sm_count);
@@ -264,7 +265,7 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
     if (c != stack_buf) free(c);
     return w4a16_fail(W4A16_STATUS_NO_KERNEL,
                       "no kernel can implement M=%" PRId64 " N=%" PRId64 " K=%" PRId64
-                      " group=%d %s %s on sm_%d (%zu of %zu kernels are built for it)",
+                      " group=%d %s %s on sm_%d (%zu of %zu kernels cover its compute capability)",
                       p->m, p->n, p->k, p->group_size, w4a16_quant_mode_name(p->mode), w4a16_dtype_name(p->dtype),
                       cc, arch_ok, count);
   }
