@@ -56,11 +56,12 @@ def epilogue_bytes(tn, tm, sched):
 
 
 def smem_bytes(mode, tn, tm, tk, sched, stages):
-    return stages * stage_bytes(mode, tn, tm, tk) + _round(epilogue_bytes(tn, tm, sched), 16) + stages * 16 + 1024
+    # + full/empty barriers per stage, 2 order barriers, 1024 bytes of alignment slack
+    return stages * stage_bytes(mode, tn, tm, tk) + _round(epilogue_bytes(tn, tm, sched), 16) + stages * 16 + 16 + 1024
 
 
 def stages_for(mode, tn, tm, tk, sched):
-    fixed = _round(epilogue_bytes(tn, tm, sched), 16) + 1024
+    fixed = _round(epilogue_bytes(tn, tm, sched), 16) + 16 + 1024
     per = stage_bytes(mode, tn, tm, tk) + 16
     return max(0, min(MAX_STAGES, (SMEM_LIMIT - fixed) // per))
 

@@ -17,12 +17,16 @@
 // the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
 // [N/16 row blocks] x [K/64 * 128 words]) and the scale (zero) rows of the tile (1-D bulk
 // copies). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
-// complete_tx) and one "empty" mbarrier per stage (one arrival per consuming warp of
-// every CTA of the cluster).
+// complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
+// thread that read the stage, and one per consumer warp of every other CTA of the
+// cluster, whose producers multicast into this CTA's stage).
 //
 // Schedules: cooperative - both consumer warpgroups work on every tile, each on TN/2
 // rows; pingpong - the consumer warpgroups take alternate tiles of the CTA (each does
-// all TN rows), so one's epilogue overlaps the other's mainloop.
+// all TN rows), so one's epilogue overlaps the other's mainloop. Their mainloops take
+// turns (two "order" mbarriers): a warpgroup starts waiting on the stages of its next
+// tile only after the other has passed all the stages of the tile before, so no wait
+// on a stage's parity can run a phase ahead of the barrier.
 //
 // Clusters CN x CM (CTAs along N share the activation tile, CTAs along M share the
 // weight tile): each CTA loads 1/CN of the activation box and 1/CM of the weight box and
@@ -83,8 +87,11 @@ struct Cfg {
   static constexpr int kEpiBytes = (kCoop ? 1 : 2) * kEpiBufBytes;
   static constexpr int kEpiOff = STAGES * kStageBytes;
   static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
-  static constexpr int kSmemBytes = kBarOff + STAGES * 16 + 1024;  // + alignment slack
+  static constexpr int kSmemBytes = kBarOff + STAGES * 16 + 16 + 1024;  // + 2 order barriers, alignment slack
   static constexpr int kWarpsPerStage = kCoop ? 8 : 4;             // consumer warps reading a stage
+  // arrivals that free a stage: every local consumer thread that read it, plus one per
+  // consumer warp of each other CTA of the cluster (their producers multicast into it)
+  static constexpr int kEmptyCount = kWarpsPerStage * 32 + (kCluster - 1) * kWarpsPerStage;
   static constexpr int kMBand = 8;                                  // raster band (cluster rows)
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
@@ -189,6 +196,7 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar_full = base + C::kBarOff;
   const uint32_t bar_empty = bar_full + C::STAGES * 8;
+  const uint32_t bar_order = bar_empty + C::STAGES * 8;  // pingpong: turns of consumer warpgroups 0, 1
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   const uint32_t crank = C::kCluster > 1 ? cluster_ctarank() : 0u;
@@ -198,8 +206,10 @@ __global__ void __launch_bounds__(384, 1)
   if (tid == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
       mbar_init(bar_full + 8 * s, 1);
-      mbar_init(bar_empty + 8 * s, C::kWarpsPerStage * C::kCluster);
+      mbar_init(bar_empty + 8 * s, C::kEmptyCount);
     }
+    mbar_init(bar_order, 128);
+    mbar_init(bar_order + 8, 128);
     fence_barrier_init();
   }
   if (C::kCluster > 1) {
@@ -283,12 +293,35 @@ __global__ void __launch_bounds__(384, 1)
     const uint32_t epi_bar = C::kCoop ? 1u : 2u + (uint32_t)c;
     const uint32_t epi = base + C::kEpiOff + (C::kCoop ? 0 : c * C::kEpiBufBytes);
     const bool small_group = p.group < C::TK;
+    // free a stage: every thread that read it arrives locally; lane 0 of each warp
+    // arrives on the other CTAs of the cluster after the warp's reads (__syncwarp)
+    auto release = [&](uint32_t st_idx) {
+      mbar_arrive_local(bar_empty + 8 * st_idx);
+      if (C::kCluster > 1) {
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll
+          for (int q = 0; q < C::kCluster; ++q)
+            if (q != (int)crank) mbar_arrive_cluster(bar_empty + 8 * st_idx, q);
+        }
+      }
+    };
 
-    int j = 0;  // this CTA's unit counter
+    int j = 0;        // this CTA's unit counter
+    uint32_t mine = 0;  // mainloops this warpgroup has run (pingpong turn parity)
     for (int cu = cid; cu < total; cu += ncl, ++j) {
       if (!C::kCoop && (j & 1) != c) continue;
       const Unit u = decode_unit<C>(cu, n_cl, m_cl, kb_per, cn, cm);
       const uint32_t pos0 = (uint32_t)j * (uint32_t)kb_per;
+      if (!C::kCoop) {
+        // warpgroup 0's mainloop i follows warpgroup 1's mainloop i-1; 1's i follows 0's i
+        if (c == 1) {
+          mbar_wait(bar_order + 8, mine & 1u);
+        } else if (mine > 0) {
+          mbar_wait(bar_order, (mine - 1) & 1u);
+        }
+      }
+      ++mine;
 
       float acc[C::R][C::TM / 2];
 #pragma unroll
@@ -332,15 +365,7 @@ __global__ void __launch_bounds__(384, 1)
         if (kb > 0) {
           // the previous stage's wgmmas are done: its shared memory (and our A registers) are free
           wgmma_wait<0>();
-          __syncwarp();
-          if (lane == 0) {
-            if (C::kCluster == 1) {
-              mbar_arrive_local(bar_empty + 8 * prev_s);
-            } else {
-#pragma unroll
-              for (int q = 0; q < C::kCluster; ++q) mbar_arrive_cluster(bar_empty + 8 * prev_s, q);
-            }
-          }
+          release(prev_s);
         }
         uint32_t a[C::R][C::K16][4];
 #pragma unroll
@@ -382,15 +407,8 @@ __global__ void __launch_bounds__(384, 1)
       for (int r = 0; r < C::R; ++r)
 #pragma unroll
         for (int i = 0; i < C::TM / 2; ++i) reg_fence(acc[r][i]);
-      __syncwarp();
-      if (lane == 0) {
-        if (C::kCluster == 1) {
-          mbar_arrive_local(bar_empty + 8 * prev_s);
-        } else {
-#pragma unroll
-          for (int q = 0; q < C::kCluster; ++q) mbar_arrive_cluster(bar_empty + 8 * prev_s, q);
-        }
-      }
+      release(prev_s);
+      if (!C::kCoop) mbar_arrive_local(bar_order + 8 * (1 - c));  // the other warpgroup's turn
 
       // ------------------------------------------------------------------- epilogue
       if (p.split_k > 1) {

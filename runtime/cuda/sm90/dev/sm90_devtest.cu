@@ -222,8 +222,8 @@ static int run_case(const KInfo &kk, const Case &c, std::mt19937 &rng, bool verb
   int rc = kk.launch(&p, nullptr);
   cudaError_t se = cudaDeviceSynchronize();
   if (rc != 0 || se != cudaSuccess) {
-    printf("FAIL %s launch rc=%d (%s) sync=%s\n", kk.name, rc, cudaGetErrorString((cudaError_t)rc),
-           cudaGetErrorString(se));
+    printf("FAIL %s M=%d N=%d K=%d g=%d split=%d sms=%d: launch rc=%d (%s) sync=%s\n", kk.name, M, N, Kd, c.group,
+           c.split, c.sms, rc, cudaGetErrorString((cudaError_t)rc), cudaGetErrorString(se));
     exit(3);
   }
   std::vector<uint16_t> d((size_t)(M + extra_rows) * ldd);
