@@ -55,7 +55,8 @@ W4A16_API void w4a16_set_log_callback(w4a16_log_fn fn, void *user);
  * One ranked candidate of a heuristic query.
  *  kernel            the kernel (a registry entry, or an entry of the caller's table)
  *  workspace_bytes   device workspace it needs for the problem
- *  split_k           K splits the cost model assumed (GEMV: the kernel's own)
+ *  split_k           K splits the runtime launches it with for this problem
+ *                    (w4a16_gemm's own choice; 1 = none)
  *  waves_efficiency  ctas / (ceil(ctas / sm_count) * sm_count), ctas =
  *                    ceil(M / tile_m) * (N / tile_n) * split_k; in (0, 1]
  *  estimated_us      the cost model's time (for ranking within a rule; not a
@@ -83,8 +84,9 @@ typedef struct w4a16_heuristic_result {
  * fallback tier that holds every other kernel that can implement the problem,
  * candidates are ordered by the cost model (wave quantization, M padding,
  * split-K, family throughput).
- * Statuses: OK (*returned >= 1), NULL_POINTER, INVALID_VALUE (requested < 1),
- * INVALID_SHAPE, NO_DEVICE, NO_KERNEL (*returned == 0, message says why).
+ * Statuses: OK (*returned >= 1), NULL_POINTER, INVALID_VALUE (requested < 1), the
+ * problem's own status (INVALID_SHAPE, MISALIGNED, UNSUPPORTED_GROUP_SIZE, ...),
+ * NO_DEVICE, NO_KERNEL (*returned == 0, the message says why).
  */
 W4A16_API w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested,
                                              w4a16_heuristic_result out[], int *returned);
@@ -92,7 +94,8 @@ W4A16_API w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int r
 /**
  * As w4a16_heuristic_query over the caller's kernel table (e.g. a fake registry
  * with impl == NULL) for a device of sm_count multiprocessors and compute
- * capability cc (major*10+minor). Needs no GPU.
+ * capability cc (major*10+minor). Needs no GPU. Statuses as above, and
+ * INVALID_VALUE for sm_count < 1 or cc < 10.
  */
 W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count,
                                                    int sm_count, int cc,
