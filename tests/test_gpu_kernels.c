@@ -173,13 +173,18 @@ static int group_setup(void **state) {
   test_rng r = test_rng_fresh("gpu_kernels");
   void *ws = NULL;
   size_t ws_bytes = 0;
-  const int ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 127, 1000};
-  const int groups[] = {32, 64, 128, 256};
+  const int all_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 127, 1000}, quick_ms[] = {3, 17};
+  const int all_groups[] = {32, 64, 128, 256}, quick_groups[] = {128};
+  /* W4A16_TEST_QUICK: a few cases per kernel (for compute-sanitizer runs) */
+  const int quick = getenv("W4A16_TEST_QUICK") != NULL;
+  const int *ms = quick ? quick_ms : all_ms, *groups = quick ? quick_groups : all_groups;
+  const size_t n_ms = quick ? 2 : sizeof all_ms / sizeof all_ms[0];
+  const int n_groups = quick ? 1 : 4;
   int index = 0;
   for (int dt = 0; dt < 2; ++dt)
     for (int mode = 0; mode < 3; ++mode)
-      for (int gi = 0; gi < (mode == 0 ? 1 : 4); ++gi)
-        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; ++mi, ++index) {
+      for (int gi = 0; gi < (mode == 0 ? 1 : n_groups); ++gi)
+        for (size_t mi = 0; mi < n_ms; ++mi, ++index) {
           const int m = ms[mi];
           /* small M: a long K over few output tiles (exercises split-K); large M: wider N */
           const int n = m <= 17 ? 256 : 512, k = m <= 17 ? 2048 : 1024;
