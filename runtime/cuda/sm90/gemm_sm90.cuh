@@ -51,6 +51,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "common/dequant.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
@@ -93,6 +95,11 @@ struct Cfg {
   // consumer warp of each other CTA of the cluster (their producers multicast into it)
   static constexpr int kEmptyCount = kWarpsPerStage * 32 + (kCluster - 1) * kWarpsPerStage;
   static constexpr int kMBand = 8;                                  // raster band (cluster rows)
+  // two A-fragment buffers (conversion overlaps the previous wgmmas) where registers allow;
+  // keep in step with generator/families/sm90.py consumer_registers()
+  static constexpr int kRegsOverlap =
+      R * TM / 2 + 2 * R * K16 * 4 + R * KT * 4 + R * K16 * (kZeros ? 2 : 1) + 40;
+  static constexpr bool kOverlap = kRegsOverlap <= 232;
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
@@ -329,8 +336,14 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
         for (int i = 0; i < C::TM / 2; ++i) acc[r][i] = 0.f;
 
+      // k-block step: wait for the stage, read packed weights and scales, convert into
+      // A-fragment buffer B, issue the wgmmas. With kOverlap the conversion of block kb
+      // runs while the wgmmas of block kb-1 are in flight (two fragment buffers,
+      // wgmma.wait_group 1); otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
-      for (int kb = 0; kb < kb_per; ++kb) {
+      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];
+      auto kstep = [&](auto buf, int kb) {
+        constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
         const uint32_t pos = pos0 + kb;
         const uint32_t s = pos % C::STAGES;
         mbar_wait(bar_full + 8 * s, (pos / C::STAGES) & 1u);
@@ -362,12 +375,11 @@ __global__ void __launch_bounds__(384, 1)
             }
           }
         }
-        if (kb > 0) {
-          // the previous stage's wgmmas are done: its shared memory (and our A registers) are free
+        if (!C::kOverlap && kb > 0) {
+          // the previous stage's wgmmas are done: its shared memory and our A registers are free
           wgmma_wait<0>();
           release(prev_s);
         }
-        uint32_t a[C::R][C::K16][4];
 #pragma unroll
         for (int k16 = 0; k16 < C::K16; ++k16) {
 #pragma unroll
@@ -377,17 +389,18 @@ __global__ void __launch_bounds__(384, 1)
             uint32_t q[4];
             Pk<T>::template cvt<C::kSub>(w, q);
             const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
+            uint32_t *f = a[B][r][k16];
             if (C::kZeros) {
               const uint32_t zlo = z2[r][k16 >> 1][0], zhi = z2[r][k16 >> 1][1];
-              a[r][k16][0] = Pk<T>::fma(q[0], slo, zlo);
-              a[r][k16][1] = Pk<T>::fma(q[1], shi, zhi);
-              a[r][k16][2] = Pk<T>::fma(q[2], slo, zlo);
-              a[r][k16][3] = Pk<T>::fma(q[3], shi, zhi);
+              f[0] = Pk<T>::fma(q[0], slo, zlo);
+              f[1] = Pk<T>::fma(q[1], shi, zhi);
+              f[2] = Pk<T>::fma(q[2], slo, zlo);
+              f[3] = Pk<T>::fma(q[3], shi, zhi);
             } else {
-              a[r][k16][0] = Pk<T>::mul(q[0], slo);
-              a[r][k16][1] = Pk<T>::mul(q[1], shi);
-              a[r][k16][2] = Pk<T>::mul(q[2], slo);
-              a[r][k16][3] = Pk<T>::mul(q[3], shi);
+              f[0] = Pk<T>::mul(q[0], slo);
+              f[1] = Pk<T>::mul(q[1], shi);
+              f[2] = Pk<T>::mul(q[2], slo);
+              f[3] = Pk<T>::mul(q[3], shi);
             }
           }
         }
@@ -397,11 +410,22 @@ __global__ void __launch_bounds__(384, 1)
           const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
 #pragma unroll
           for (int r = 0; r < C::R; ++r)
-            w4a16_wgmma_rs<C::TM, T>::run(acc[r], a[r][k16], desc, (kb | k16) != 0);
+            w4a16_wgmma_rs<C::TM, T>::run(acc[r], a[B][r][k16], desc, (kb | k16) != 0);
         }
         wgmma_commit();
+        if (C::kOverlap) {
+          // all but this block's wgmmas are done: the previous stage is free
+          wgmma_wait<1>();
+          if (kb > 0) release(prev_s);
+        }
         prev_s = s;
+      };
+      int kb = 0;
+      for (; kb + 1 < kb_per; kb += 2) {
+        kstep(std::integral_constant<int, 0>(), kb);
+        kstep(std::integral_constant<int, 1>(), kb + 1);
       }
+      if (kb < kb_per) kstep(std::integral_constant<int, 0>(), kb);
       wgmma_wait<0>();
 #pragma unroll
       for (int r = 0; r < C::R; ++r)

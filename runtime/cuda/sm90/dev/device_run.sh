@@ -10,26 +10,17 @@ CUBLAS_PY=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.c
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$CUBLAS_PY:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 if [ -n "$TESTPAT" ]; then
-  for k in $($BIN names "$TESTPAT"); do
-    timeout 60 $BIN test "$k" > "$OUT/t.txt" 2>&1
-    rc=$?
-    grep -E "^(FAIL|PASS)|error|rc=" "$OUT/t.txt" | head -20 >> "$OUT/test.log"
-    echo "exit $rc $k" >> "$OUT/test.log"
-  done
-  rm -f "$OUT/t.txt"
-  grep -c PASS "$OUT/test.log"; grep -E "FAIL|error" "$OUT/test.log" | head -30
+  mkdir -p /tmp/tl
+  $BIN names "$TESTPAT" | xargs -P 8 -I{} bash -c "timeout 90 $BIN test {} > /tmp/tl/{}.txt 2>&1; echo \"exit \$? {}\" >> /tmp/tl/{}.txt"
+  for f in /tmp/tl/*.txt; do grep -E "^(FAIL|PASS)|error|rc=|^exit" "$f" | head -20; done > "$OUT/test.log"
+  echo "PASS: $(grep -c ^PASS "$OUT/test.log")  FAIL lines: $(grep -c FAIL "$OUT/test.log")"; grep -E "FAIL|error" "$OUT/test.log" | head -30
 fi
 if [ -n "$SANPAT" ]; then
-  for k in $(echo "$SANPAT" | tr ',' ' '); do
-    for tool in memcheck racecheck synccheck; do
-      timeout 120 compute-sanitizer --tool $tool --print-limit 5 $BIN test "$k" quick > "$OUT/san_${tool}_tmp.txt" 2>&1
-      echo "== $tool $k exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test:' "$OUT/san_${tool}_tmp.txt" | tr '\n' ' ')" >> "$OUT/sanitizer.log"
-      grep -m5 -E "Invalid|Race|Barrier|error" "$OUT/san_${tool}_tmp.txt" >> "$OUT/sanitizer.log"
-    done
-  done
-  rm -f "$OUT"/san_*_tmp.txt
+  mkdir -p /tmp/sl
+  for k in $(echo "$SANPAT" | tr ',' ' '); do for tool in memcheck racecheck synccheck; do echo "$tool $k"; done; done |
+    xargs -P 8 -L 1 bash -c 'timeout 200 compute-sanitizer --tool $0 --print-limit 5 '"$BIN"' test $1 quick > /tmp/sl/$0_$1.txt 2>&1; echo "== $0 $1 exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|test:" /tmp/sl/$0_$1.txt | tr "\n" " ")"; grep -m5 -E "Invalid|Race|Barrier|rror:" /tmp/sl/$0_$1.txt' > "$OUT/sanitizer.log" 2>&1
   cat "$OUT/sanitizer.log"
 fi
 if [ -n "$BENCHPAT" ]; then
-  timeout 250 $BIN bench "$BENCHPAT" "$MS" "$LAYERS" 2>&1 | tee "$OUT/bench.log"
+  BENCH_ALL=1 timeout 250 $BIN bench "$BENCHPAT" "$MS" "$LAYERS" 2>&1 | tee "$OUT/bench.log"
 fi
