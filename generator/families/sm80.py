@@ -1,7 +1,14 @@
 """sm80-class family: mma.sync.m16n8k16 + ldmatrix + cp.async multistage.
 
-Weights are mma's A operand (16 rows of N per instruction), activations its B
-operand (8 tokens per instruction). Device code: runtime/cuda/sm80/.
+Runs on sm80 and every later architecture. Weights are mma's A operand (16 rows
+of N per instruction), activations its B operand (8 tokens per instruction).
+Device code: runtime/cuda/sm80/gemm_sm80.cuh (this module's formulas mirror its
+w4a16_sm80_cfg; the generated file static_asserts that smem_bytes agrees).
+
+Tiles are (tile_n, tile_m, tile_k) in the kernel's orientation: N (weight rows)
+x M (tokens) x K. The warp count is derived from the tile (8 warps for the big
+tiles, 4 otherwise); the warp layout inside the CTA is derived in the header
+(warp tile WN x WM with WM = min(tile_m, 64)).
 """
 import itertools
 
@@ -11,46 +18,85 @@ FAMILY = Family.SM80
 ARCH = Arch.SM80
 TEMPLATE = "sm80_kernel.cu.j2"
 
-# (tile_n, tile_m, tile_k, warps) - kernel orientation: N (weights) x M (tokens) x K
-TILES = [
-    (64, 16, 128, 4),
-    (128, 16, 128, 4),
-    (64, 32, 64, 4),
-    (128, 64, 64, 4),
-    (128, 128, 64, 8),
-    (256, 128, 64, 8),
-]
-STAGES = [3, 4]
-SMEM_LIMIT = 227 * 1024  # sm90 / sm80 opt-in limit per block is lower on sm86/89; checked at run time
+# (tile_n, tile_m, tile_k): stages - kernel orientation: N (weights) x M (tokens) x K.
+# Exactly the set verified on an H100 (docs/PERFORMANCE.md, sm80 section).
+TILES = {
+    (64, 16, 128): (3, 4),     # decode, small N (with split-K)
+    (128, 16, 128): (3, 4),    # decode / M <= 16: the memory-bound workhorse
+    (256, 16, 128): (3, 4),
+    (128, 32, 128): (3, 4),    # M 17..64 on small N
+    (256, 32, 128): (3,),      # M 17..32 on large N
+    (128, 64, 64): (3, 4),
+    (128, 64, 128): (3,),      # M ~ 64..256
+    (256, 64, 64): (3, 4),
+    (256, 64, 128): (3,),
+    (128, 128, 64): (3, 4),
+    (128, 128, 128): (3,),
+    (256, 128, 64): (3, 4),    # large M
+    (256, 128, 128): (3,),     # large M: 1-8% faster than 256x128x64_s3, a few spilled words
+}
+# Largest split_k the runtime may choose (gridDim.z slices, splitk.cuh protocol);
+# the runtime also keeps (K / tile_k) % split_k == 0.
+MAX_SPLIT_K = 16
+SMEM_LIMIT = 227 * 1024  # opt-in limit per block on sm80/sm90 (sm86/sm89 allow less: checked at launch)
+
+# The default (CI) build: one tile per M regime, fastest spill-free measured on H100
+# (docs/PERFORMANCE.md): 6 instantiations each (2 dtypes x 3 modes).
+DEFAULT = {(128, 16, 128, 3), (128, 32, 128, 3), (128, 64, 128, 3), (256, 128, 64, 3)}
 
 
 def name(dtype, mode, tn, tm, tk, stages):
     return "%s_%dx%dx%d_s%d" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages)
 
 
-def smem_bytes(tn, tm, tk, stages):
-    # per stage: activations tm x tk (2 bytes each) + packed weights tn x tk / 2
-    return stages * (tm * tk * 2 + tn * tk // 2)
+def warps(tn, tm):
+    return 8 if tn >= 256 or tm >= 128 else 4
+
+
+def scale_arrays(mode):
+    """Scale (and zero) arrays staged per pipeline stage; per-column scales go to the epilogue."""
+    return {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
+            QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
+
+
+def smem_bytes(mode, tn, tm, tk, stages):
+    """Dynamic shared memory: max(pipeline, epilogue staging). Mirrors w4a16_sm80_cfg::kSmem."""
+    stage = tn * tk // 2 + tm * tk * 2 + scale_arrays(mode) * (tk // 32) * tn * 2
+    epilogue = tm * (tn + 8) * 2
+    return max(stages * stage, epilogue)
 
 
 def enumerate():
-    for dtype, mode, (tn, tm, tk, warps), stages in itertools.product(
-            DType, QuantMode, TILES, STAGES):
-        yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
-                     dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
-                     schedule=Schedule.MULTISTAGE, stages=stages, split_k=16,
-                     threads=warps * 32, smem_bytes=smem_bytes(tn, tm, tk, stages),
-                     template=TEMPLATE)
+    for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, sorted(TILES)):
+        for stages in TILES[(tn, tm, tk)]:
+                yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
+                         dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
+                         schedule=Schedule.MULTISTAGE, stages=stages, split_k=MAX_SPLIT_K,
+                         threads=warps(tn, tm) * 32, smem_bytes=smem_bytes(mode, tn, tm, tk, stages),
+                         template=TEMPLATE)
 
 
 def is_valid(c):
+    """Mirror of the header's static_asserts (so an invalid tile never reaches nvcc)."""
+    nwarps = c.threads // 32
+    wm = min(c.tile_m, 64)
+    warps_m = c.tile_m // wm if c.tile_m % wm == 0 else 0
+    if c.tile_m % 16 or c.tile_k % 64 or c.tile_n % 64:
+        return False, "tile must be a multiple of 64 (N) x 16 (M) x 64 (K)"
+    if warps_m == 0 or nwarps % warps_m:
+        return False, "token tile does not split over the warps"
+    warps_n = nwarps // warps_m
+    if c.tile_n % (16 * warps_n):
+        return False, "each warp needs a multiple of 16 weight rows"
+    if (c.tile_n * c.tile_k // 32) % c.threads or c.threads % (c.tile_k // 2) or \
+            c.threads % (c.tile_k // 8) or c.threads % (c.tile_n // 8):
+        return False, "copies do not split evenly over the threads"
+    if c.stages < 2:
+        return False, "at least 2 stages"
     if c.smem_bytes > SMEM_LIMIT:
         return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
-    if c.tile_n % 16 or c.tile_m % 8 or c.tile_k % 64:
-        return False, "tile not a multiple of the 16x8x64 fragment block"
     return True, ""
 
 
 def is_default(c):
-    return (c.tile_n, c.tile_m, c.tile_k, c.stages) in {
-        (128, 16, 128, 4), (64, 32, 64, 4), (128, 64, 64, 3), (128, 128, 64, 3)}
+    return (c.tile_n, c.tile_m, c.tile_k, c.stages) in DEFAULT
