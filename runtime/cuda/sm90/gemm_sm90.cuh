@@ -40,7 +40,9 @@
 // launch enqueues the deterministic reduction.
 //
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
-// and leaves in 16-byte row-contiguous stores; rows >= M are never stored.
+// and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
+// go on with the next tile) or by 16-byte row-contiguous stores; rows >= M are never
+// stored (the tensor store drops rows outside the tensor).
 #ifndef W4A16_SM90_GEMM_SM90_CUH
 #define W4A16_SM90_GEMM_SM90_CUH
 
@@ -50,6 +52,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -84,8 +87,12 @@ struct Cfg {
   static constexpr int kZOff = kSOff + kGrMax * kRowBytes;
   static constexpr int kStageRaw = kZOff + (kZeros ? kGrMax * kRowBytes : 0);
   static constexpr int kStageBytes = (kStageRaw + 1023) / 1024 * 1024;
-  static constexpr int kEpiStride = TN + 8;            // elements; conflict-free 2-byte stores
-  static constexpr int kEpiBufBytes = TM * kEpiStride * 2;
+  // Epilogue staging: with kTmaStore (TM >= 64) TN/64 boxes of [TM rows x 128 bytes] in the
+  // TMA 128-byte swizzle, stored by cp.async.bulk.tensor; else rows padded to TN + 8
+  // elements (conflict-free 2-byte stores) and 16-byte stores by the threads.
+  static constexpr bool kTmaStore = TM >= 64;
+  static constexpr int kEpiStride = TN + 8;
+  static constexpr int kEpiBufBytes = kTmaStore ? TM * TN * 2 : TM * kEpiStride * 2;
   static constexpr int kEpiBytes = (kCoop ? 1 : 2) * kEpiBufBytes;
   static constexpr int kEpiOff = STAGES * kStageBytes;
   static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
@@ -99,7 +106,7 @@ struct Cfg {
   // keep in step with generator/families/sm90.py consumer_registers()
   static constexpr int kRegsOverlap =
       R * TM / 2 + 2 * R * K16 * 4 + R * KT * 4 + R * K16 * (kZeros ? 2 : 1) + 40;
-  static constexpr bool kOverlap = kRegsOverlap <= 232;
+  static constexpr bool kOverlap = kRegsOverlap <= 208;  // beyond, ptxas serializes wgmma (C7512)
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
@@ -197,7 +204,7 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
 template <typename T, class C>
 __global__ void __launch_bounds__(384, 1)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
-                      const Params p) {
+                      const __grid_constant__ CUtensorMap tm_d, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -341,9 +348,11 @@ __global__ void __launch_bounds__(384, 1)
       // runs while the wgmmas of block kb-1 are in flight (two fragment buffers,
       // wgmma.wait_group 1); otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
-      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];
+      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap)
       auto kstep = [&](auto buf, int kb) {
         constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
+        uint32_t a_local[C::R][C::K16][4];  // non-overlap: fragments live within one step
+        auto &frag = C::kOverlap ? a[B] : a_local;
         const uint32_t pos = pos0 + kb;
         const uint32_t s = pos % C::STAGES;
         mbar_wait(bar_full + 8 * s, (pos / C::STAGES) & 1u);
@@ -389,7 +398,7 @@ __global__ void __launch_bounds__(384, 1)
             uint32_t q[4];
             Pk<T>::template cvt<C::kSub>(w, q);
             const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
-            uint32_t *f = a[B][r][k16];
+            uint32_t *f = frag[r][k16];
             if (C::kZeros) {
               const uint32_t zlo = z2[r][k16 >> 1][0], zhi = z2[r][k16 >> 1][1];
               f[0] = Pk<T>::fma(q[0], slo, zlo);
@@ -410,7 +419,7 @@ __global__ void __launch_bounds__(384, 1)
           const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
 #pragma unroll
           for (int r = 0; r < C::R; ++r)
-            w4a16_wgmma_rs<C::TM, T>::run(acc[r], a[B][r][k16], desc, (kb | k16) != 0);
+            w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
         }
         wgmma_commit();
         if (C::kOverlap) {
@@ -420,12 +429,16 @@ __global__ void __launch_bounds__(384, 1)
         }
         prev_s = s;
       };
-      int kb = 0;
-      for (; kb + 1 < kb_per; kb += 2) {
-        kstep(std::integral_constant<int, 0>(), kb);
-        kstep(std::integral_constant<int, 1>(), kb + 1);
+      if (C::kOverlap) {
+        int kb = 0;
+        for (; kb + 1 < kb_per; kb += 2) {
+          kstep(std::integral_constant<int, 0>(), kb);
+          kstep(std::integral_constant<int, 1>(), kb + 1);
+        }
+        if (kb < kb_per) kstep(std::integral_constant<int, 0>(), kb);
+      } else {
+        for (int kb = 0; kb < kb_per; ++kb) kstep(std::integral_constant<int, 0>(), kb);
       }
-      if (kb < kb_per) kstep(std::integral_constant<int, 0>(), kb);
       wgmma_wait<0>();
 #pragma unroll
       for (int r = 0; r < C::R; ++r)
@@ -456,20 +469,49 @@ __global__ void __launch_bounds__(384, 1)
         }
       } else {
         const uint16_t *bias = (const uint16_t *)p.bias;
+        if (C::kTmaStore) {
+          // the buffer is free once the previous tile's tensor store has read it
+          if (ltid == 0) bulk_wait_read0();
+          named_bar_sync(epi_bar, nthr);
+        }
 #pragma unroll
         for (int r = 0; r < C::R; ++r) {
           const int nl = rowbase + r * 64 + warp * 16 + g;
           const float b0 = bias ? Pk<T>::to_float(bias[u.n0 + nl]) : 0.f;
           const float b1 = bias ? Pk<T>::to_float(bias[u.n0 + nl + 8]) : 0.f;
+          // TMA layout: box nl/64, row ml, 16-byte chunk (col/8) ^ (ml%8), and ml%8 = 2t+e
+          // does not depend on i, so the addresses are affine in i (immediate offsets)
+          uint32_t o0[2], o1[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (C::kTmaStore) {
+              const int col = nl & 63, sw = (2 * t + e) & 7;
+              const uint32_t rowa = epi + (nl >> 6) * (C::TM * 128) + (2 * t + e) * 128 + (col & 7) * 2;
+              o0[e] = rowa + (((col >> 3) ^ sw) << 4);
+              o1[e] = rowa + ((((col >> 3) + 1) ^ sw) << 4);
+            } else {
+              o0[e] = epi + ((2 * t + e) * C::kEpiStride + nl) * 2;
+              o1[e] = o0[e] + 16;
+            }
+          }
 #pragma unroll
           for (int i = 0; i < C::TM / 8; ++i)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const int ml = 8 * i + 2 * t + e;
-              const uint32_t ad = epi + (ml * C::kEpiStride + nl) * 2;
-              sts16(ad, Pk<T>::from_float(acc[r][4 * i + e] * p.alpha + b0));
-              sts16(ad + 16, Pk<T>::from_float(acc[r][4 * i + 2 + e] * p.alpha + b1));
+              const uint32_t step = C::kTmaStore ? 8 * 128 * i : 8 * C::kEpiStride * 2 * i;
+              sts16(o0[e] + step, Pk<T>::from_float(acc[r][4 * i + e] * p.alpha + b0));
+              sts16(o1[e] + step, Pk<T>::from_float(acc[r][4 * i + 2 + e] * p.alpha + b1));
             }
+        }
+        if (C::kTmaStore) {
+          fence_proxy_async_shared();
+          named_bar_sync(epi_bar, nthr);
+          if (ltid == 0) {
+#pragma unroll
+            for (int cb = 0; cb < C::TN / 64; ++cb) tma_store_2d(&tm_d, epi + cb * (C::TM * 128), u.n0 + 64 * cb, u.m0);
+            bulk_commit();
+          }
+          continue;
         }
         named_bar_sync(epi_bar, nthr);
         const int rows = p.m - u.m0 < C::TM ? p.m - u.m0 : C::TM;
@@ -484,6 +526,7 @@ __global__ void __launch_bounds__(384, 1)
         named_bar_sync(epi_bar, nthr);
       }
     }
+    if (C::kTmaStore && ltid == 0) bulk_wait0();
   }
   if (C::kCluster > 1) cluster_sync();
 #endif
@@ -533,6 +576,18 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
   }
+  CUtensorMap tm_d;
+  memset(&tm_d, 0, sizeof(tm_d));
+  if (C::kTmaStore && p->split_k <= 1) {
+    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)p->m};
+    const cuuint64_t strides[1] = {(cuuint64_t)p->ldd * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)C::TM};
+    const cuuint32_t estr[2] = {1, 1};
+    if (encode(&tm_d, Pk<T>::kTmaType, 2, p->d, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  }
   Params prm;
   prm.scales = p->scales;
   prm.zeros = p->zeros;
@@ -573,7 +628,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, prm);
+  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
     return (int)w4a16_splitk_reduce_launch<T>((const float *)p->workspace, prm.split_k, p->m, p->n, p->alpha,

@@ -8,7 +8,7 @@ OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 PAT=$2
 shift 2
 EXTRA="$*"
-NVCC="nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -I$ROOT/include -I$ROOT/runtime -I$ROOT/runtime/cuda -I$OUT/gen -DW4A16_SM90_HANG_CHECK=10000000000ULL $EXTRA"
+NVCC="nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 --expt-relaxed-constexpr -I$ROOT/include -I$ROOT/runtime -I$ROOT/runtime/cuda -I$OUT/gen $EXTRA"
 /usr/bin/python3 "$ROOT/runtime/cuda/sm90/dev/gen_devreg.py" "$OUT/gen" "$PAT" > "$OUT/kernels.list"
 HDRS="$ROOT/runtime/cuda/sm90/gemm_sm90.cuh $ROOT/runtime/cuda/sm90/sm90_ptx.cuh $ROOT/runtime/cuda/sm90/sm90_wgmma.cuh $ROOT/runtime/cuda/common/dequant.cuh $ROOT/runtime/cuda/common/splitk.cuh"
 newest_hdr=$(ls -t $HDRS | head -1)

@@ -22,5 +22,11 @@ if [ -n "$SANPAT" ]; then
   cat "$OUT/sanitizer.log"
 fi
 if [ -n "$BENCHPAT" ]; then
+  # bench only kernels that passed their tests in this call (a hang would eat the call)
+  if [ -f "$OUT/test.log" ]; then
+    ok=$(grep ^PASS "$OUT/test.log" | awk '{print $2}' | tr -d ':' | tr '\n' ',')
+    BENCHPAT=$($BIN names "$BENCHPAT" | grep -Fx -f <(echo "$ok" | tr ',' '\n') | tr '\n' ',')
+    [ -z "$BENCHPAT" ] && { echo "no kernel passed; no bench"; exit 0; }
+  fi
   BENCH_ALL=1 timeout 250 $BIN bench "$BENCHPAT" "$MS" "$LAYERS" 2>&1 | tee "$OUT/bench.log"
 fi
