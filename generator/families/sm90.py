@@ -26,14 +26,22 @@ THREADS = 384             # producer warpgroup + two consumer warpgroups
 SMEM_LIMIT = 232448       # 227 KB: the opt-in limit per block on sm90
 MAX_STAGES = 8            # more stages = more weight bytes in flight (decode, M ~ 64)
 MIN_STAGES = 2
+# Largest split_k the runtime may choose (w4a16_choose_split_k keeps (K / tile_k) % split_k
+# == 0); slices write fp32 partials and the launch enqueues common/splitk.cuh's reduction.
+MAX_SPLIT_K = 16
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
 
-# Default build set (CI-sized): every mode and dtype of these tiles.
+# Default build set (CI-sized, 24 instantiations): the tiles that won the H100 bench
+# (docs/PERFORMANCE.md), every mode and dtype where valid. 256x64x128 has no
+# zero-point variant (registers); 128x64x128 stands in for it there.
 DEFAULT_TILES = {
     (256, 16, 128, 1, 1, Schedule.COOPERATIVE),   # decode / small M: memory-bound
-    (128, 64, 128, 1, 1, Schedule.COOPERATIVE),   # M ~ 64
-    (128, 128, 128, 1, 1, Schedule.COOPERATIVE),  # M ~ 256..1024
+    (256, 64, 128, 1, 1, Schedule.COOPERATIVE),   # M ~ 64
+    (128, 128, 128, 1, 1, Schedule.COOPERATIVE),  # M ~ 256..1024 on narrow layers
     (128, 256, 64, 1, 1, Schedule.COOPERATIVE),   # large M
+}
+DEFAULT_ZERO_POINT_TILES = {
+    (128, 64, 128, 1, 1, Schedule.COOPERATIVE),
 }
 
 
@@ -84,7 +92,7 @@ def enumerate():
         yield Config(name=name(dtype, mode, tn, tm, tk, cn, cm, sched), family=FAMILY, arch=ARCH,
                      dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
                      cluster_n=cn, cluster_m=cm, cluster_k=1, schedule=sched, stages=stages,
-                     split_k=1, threads=THREADS,
+                     split_k=MAX_SPLIT_K, threads=THREADS,
                      smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages), template=TEMPLATE)
 
 
@@ -107,4 +115,7 @@ def is_valid(c):
 
 
 def is_default(c):
-    return (c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m, c.schedule) in DEFAULT_TILES
+    key = (c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m, c.schedule)
+    if key in DEFAULT_TILES:
+        return True
+    return c.mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS and key in DEFAULT_ZERO_POINT_TILES

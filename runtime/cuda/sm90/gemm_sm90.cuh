@@ -30,7 +30,8 @@
 //
 // Clusters CN x CM (CTAs along N share the activation tile, CTAs along M share the
 // weight tile): each CTA loads 1/CN of the activation box and 1/CM of the weight box and
-// multicasts it to the CTAs that share it.
+// multicasts it to the CTAs that share it. Known issue (docs/PERFORMANCE.md): correct, but
+// 2.5-13x slower than 1x1x1 on the H100 (about one stage in flight); not yet diagnosed.
 //
 // Persistent grid: min(work units, SMs / cluster size) clusters walk the units
 // (cluster tile x K slice) in a banded raster (bands of 8 cluster rows along M, N
