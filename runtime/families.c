@@ -70,9 +70,11 @@ w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_proble
                       w4a16_quant_mode_name(kd->mode), w4a16_quant_mode_name(p->mode));
   if (kd->tile_n <= 0 || kd->tile_m <= 0 || kd->tile_k <= 0)
     return w4a16_fail(W4A16_STATUS_INTERNAL_ERROR, "kernel %s has an empty tile", kd->name);
-  if (p->n % kd->tile_n != 0)
-    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs N %% %d == 0, N = %" PRId64, kd->name,
-                      kd->tile_n, p->n);
+  /* the CTAs of a cluster along N each own a tile_n block: N must cover whole clusters */
+  const int n_block = kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1);
+  if (p->n % n_block != 0)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs N %% %d == 0, N = %" PRId64, kd->name, n_block,
+                      p->n);
   if (p->k % kd->tile_k != 0)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs K %% %d == 0, K = %" PRId64, kd->name,
                       kd->tile_k, p->k);

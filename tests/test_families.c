@@ -82,6 +82,18 @@ static void test_gemv_rules(void **state) {
   expect(w4a16_can_implement(&fake_gemv, &p), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, ">= 64");
 }
 
+static void test_cluster_rule(void **state) {
+  (void)state;
+  w4a16_kernel_desc cl = fake_sm80;
+  cl.name = "fake_cluster";
+  cl.cluster_n = 2;
+  w4a16_problem p = test_problem(64, 128 * 3, 4096, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  expect(w4a16_can_implement(&fake_sm80, &p), W4A16_STATUS_OK, NULL);
+  expect(w4a16_can_implement(&cl, &p), W4A16_STATUS_NOT_SUPPORTED, "N % 256");
+  p.n = 128 * 4;
+  expect(w4a16_can_implement(&cl, &p), W4A16_STATUS_OK, NULL);
+}
+
 static void test_split_k_and_workspace(void **state) {
   (void)state;
   /* (N,K) = (4096, 14336), M = 16: 32 output tiles on 132 SMs -> split so tiles * split >= 132 */
@@ -107,7 +119,7 @@ static void test_split_k_and_workspace(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules),
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules), cmocka_unit_test(test_cluster_rule),
                                      cmocka_unit_test(test_split_k_and_workspace)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
