@@ -93,6 +93,15 @@ int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, in
   int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
   int64_t k_iters = p->k / kd->tile_k;
   if (tiles >= sm_count) return 1;
+  if (kd->family == W4A16_FAMILY_SM90) {
+    /* sm90 slices K unevenly ([z*k_iters/split, (z+1)*k_iters/split) k-blocks), so any
+     * split <= k_iters works: the largest split whose units still fit in one wave of the
+     * persistent grid (tiles * split <= sm_count), capped by the kernel's split_k. */
+    int64_t s = sm_count / tiles;
+    if (s > kd->split_k) s = kd->split_k;
+    if (s > k_iters) s = k_iters;
+    return s > 1 ? (int)s : 1;
+  }
   int best = 1;
   for (int s = 2; s <= kd->split_k && s <= k_iters; ++s) {
     if (k_iters % s != 0) continue;

@@ -118,8 +118,40 @@ static void test_split_k_and_workspace(void **state) {
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_DTYPE_MISMATCH);
 }
 
+static void test_split_k_sm90(void **state) {
+  (void)state;
+  w4a16_kernel_desc k = fake_sm80;
+  k.name = "fake_sm90";
+  k.family = W4A16_FAMILY_SM90;
+  k.tile_n = 256;
+  k.split_k = 12;
+  size_t bytes = 0;
+  /* (N,K) = (10240, 8192), M = 16: 40 tiles -> the largest one-wave split, 3 (64 k-blocks: uneven) */
+  w4a16_problem p = test_problem(16, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 3);
+  assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)3 * 16 * 10240 * sizeof(float));
+  /* 8192x8192: 32 tiles -> 4 */
+  p.n = 8192;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 4);
+  /* one tile: capped by the kernel's split_k (12, not a divisor of 64) */
+  p.n = 256;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 12);
+  /* capped by K / tile_k */
+  p.k = 1024;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 8);
+  /* 80 tiles: no second slice fits in the wave */
+  p.n = 20480;
+  p.k = 8192;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  /* enough tiles */
+  p.n = 57344;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules), cmocka_unit_test(test_cluster_rule),
-                                     cmocka_unit_test(test_split_k_and_workspace)};
+                                     cmocka_unit_test(test_split_k_and_workspace),
+                                     cmocka_unit_test(test_split_k_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

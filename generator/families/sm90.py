@@ -26,9 +26,11 @@ THREADS = 384             # producer warpgroup + two consumer warpgroups
 SMEM_LIMIT = 232448       # 227 KB: the opt-in limit per block on sm90
 MAX_STAGES = 8            # more stages = more weight bytes in flight (decode, M ~ 64)
 MIN_STAGES = 2
-# Largest split_k the runtime may choose (w4a16_choose_split_k keeps (K / tile_k) % split_k
-# == 0); slices write fp32 partials and the launch enqueues common/splitk.cuh's reduction.
-MAX_SPLIT_K = 16
+# Largest split_k the runtime may choose. The kernel slices K unevenly (any split <= K/tile_k)
+# and w4a16_choose_split_k picks the largest split that keeps tiles x split within one wave
+# of SMs; 12 (not a power of two) so that the GPU test's one-tile problems (K/tile_k = 16)
+# run uneven slices. Slices write fp32 partials; the launch enqueues common/splitk.cuh's reduction.
+MAX_SPLIT_K = 12
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
 
 # Default build set (CI-sized, 24 instantiations): the tiles that won the H100 bench

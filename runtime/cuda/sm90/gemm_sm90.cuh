@@ -37,8 +37,14 @@
 // (cluster tile x K slice) in a banded raster (bands of 8 cluster rows along M, N
 // fastest inside a band), the same sequence for the producer and both consumers.
 //
-// Split-K (p->split_k > 1): each K slice writes fp32 partials (common/splitk.cuh) and the
-// launch enqueues the deterministic reduction.
+// Split-K (p->split_k > 1, any value <= K/TK: slices of floor/ceil(K/TK/split) k-blocks,
+// runtime/families.c picks it so that the units fill the SMs in one wave): each K slice
+// writes fp32 partials (common/splitk.cuh) and the launch enqueues the deterministic
+// reduction (its own copy here, launched as a programmatic dependent).
+//
+// Programmatic dependent launch: the GEMM and the reduction are launched with
+// programmatic stream serialization; each waits (griddepcontrol.wait) before touching
+// global memory, so its launch and set-up overlap the previous kernel's tail.
 //
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
 // and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
@@ -53,6 +59,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <type_traits>
@@ -177,13 +184,16 @@ template <> struct Pk<__half> {
   static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 };
 
-// One work unit: a CTA tile and a K slice.
+// One work unit: a CTA tile and a K slice. Slice z of split covers the k-blocks
+// [z * k_iters / split, (z + 1) * k_iters / split): any split <= k_iters works (uneven
+// slices differ by at most one k-block), so the runtime can fill the SMs exactly.
 struct Unit {
-  int n0, m0, kb0, z;
+  int n0, m0, kb0, kn, z;
 };
 
 template <class C>
-static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, int kb_per, int cn, int cm) {
+static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, int k_iters, int split, int cn,
+                                                   int cm) {
   const int tiles = n_cl * m_cl;
   const int z = cu / tiles;
   const int t = cu - z * tiles;
@@ -196,7 +206,8 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
   Unit u;
   u.n0 = (nt * C::CN + cn) * C::TN;
   u.m0 = (mt * C::CM + cm) * C::TM;
-  u.kb0 = z * kb_per;
+  u.kb0 = (z * k_iters) / split;
+  u.kn = ((z + 1) * k_iters) / split - u.kb0;
   u.z = z;
   return u;
 }
@@ -232,13 +243,20 @@ __global__ void __launch_bounds__(384, 1)
   } else {
     __syncthreads();
   }
+  // launched with programmatic stream serialization: the set-up above overlapped the
+  // previous kernel's tail; nothing global is read or written before this wait. The grid
+  // is persistent (every CTA resident from the start), so letting the next grid launch
+  // now cannot starve this one: its CTAs take SMs as ours leave and wait in their own
+  // griddepcontrol.wait for this grid's completion.
+  griddep_wait();
+  griddep_launch_dependents();
 
   const int n_cl = p.n / (C::TN * C::CN);
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
   const int total = n_cl * m_cl * p.split_k;
   const int cid = blockIdx.x / C::kCluster;
   const int ncl = gridDim.x / C::kCluster;
-  const int kb_per = p.k / C::TK / p.split_k;
+  const int k_iters = p.k / C::TK;
 
   if (wg == 0) {
     // ===================================================================== producer
@@ -257,8 +275,8 @@ __global__ void __launch_bounds__(384, 1)
       const char *zr = (const char *)p.zeros;
       uint32_t pos = 0;
       for (int cu = cid; cu < total; cu += ncl) {
-        const Unit u = decode_unit<C>(cu, n_cl, m_cl, kb_per, cn, cm);
-        for (int kb = 0; kb < kb_per; ++kb, ++pos) {
+        const Unit u = decode_unit<C>(cu, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+        for (int kb = 0; kb < u.kn; ++kb, ++pos) {
           const uint32_t s = pos % C::STAGES;
           const uint32_t ph = (pos / C::STAGES) & 1u;
           mbar_wait(bar_empty + 8 * s, ph ^ 1u);
@@ -322,12 +340,15 @@ __global__ void __launch_bounds__(384, 1)
       }
     };
 
-    int j = 0;        // this CTA's unit counter
+    int j = 0;          // this CTA's unit counter
     uint32_t mine = 0;  // mainloops this warpgroup has run (pingpong turn parity)
+    uint32_t pos_next = 0;  // the producer's stage position at the start of unit j
     for (int cu = cid; cu < total; cu += ncl, ++j) {
+      const Unit u = decode_unit<C>(cu, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+      const uint32_t pos0 = pos_next;
+      pos_next += (uint32_t)u.kn;
       if (!C::kCoop && (j & 1) != c) continue;
-      const Unit u = decode_unit<C>(cu, n_cl, m_cl, kb_per, cn, cm);
-      const uint32_t pos0 = (uint32_t)j * (uint32_t)kb_per;
+      const int kb_per = u.kn;
       if (!C::kCoop) {
         // warpgroup 0's mainloop i follows warpgroup 1's mainloop i-1; 1's i follows 0's i
         if (c == 1) {
@@ -533,6 +554,38 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
+// The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits),
+// launched as a programmatic dependent of the GEMM: its launch overlaps the GEMM and it
+// waits (griddepcontrol.wait) for the GEMM's partials before reading them.
+template <typename T>
+__global__ void __launch_bounds__(256) splitk_reduce_pdl(const float *__restrict__ ws, int split_k, int m, int n,
+                                                         float alpha, const T *__restrict__ bias, T *__restrict__ d,
+                                                         int64_t ldd) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  griddep_wait();
+  griddep_launch_dependents();
+  const int64_t quads = (int64_t)m * (n / 4);
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
+       q += (int64_t)gridDim.x * blockDim.x) {
+    const int row = (int)(q / (n / 4));
+    const int col = (int)(q % (n / 4)) * 4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int z = 0; z < split_k; ++z) {
+      const float4 v = *reinterpret_cast<const float4 *>(ws + ((int64_t)z * m + row) * n + col);
+      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+    }
+    float r[4] = {acc.x * alpha, acc.y * alpha, acc.z * alpha, acc.w * alpha};
+    T out[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if (bias) r[i] += w4a16_to_float(bias[col + i]);
+      out[i] = w4a16_from_float<T>(r[i]);
+    }
+    *reinterpret_cast<uint2 *>(d + row * ldd + col) = *reinterpret_cast<uint2 *>(out);
+  }
+#endif
+}
+
 // ------------------------------------------------------------------------- host side
 typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                   const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
@@ -550,6 +603,12 @@ static inline EncodeTiledFn encode_tiled_fn() {
     return (EncodeTiledFn)f;
   }();
   return fn;
+}
+
+// W4A16_SM90_NO_PDL set (any value): plain stream-ordered launches (diagnostic A/B switch).
+static inline bool pdl_enabled() {
+  static const bool on = getenv("W4A16_SM90_NO_PDL") == nullptr;
+  return on;
 }
 
 template <typename T, class C>
@@ -603,6 +662,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.gshift = 0;
   while ((1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
+  if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
@@ -618,7 +678,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (err != cudaSuccess) return (int)err;
 
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.blockDim = dim3(C::kThreads, 1, 1);
   cfg.dynamicSmemBytes = C::kSmemBytes;
@@ -627,13 +687,26 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   attr[0].val.clusterDim.x = C::kCluster;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = pdl_enabled() ? 2 : 1;
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
-    return (int)w4a16_splitk_reduce_launch<T>((const float *)p->workspace, prm.split_k, p->m, p->n, p->alpha,
-                                              (const T *)p->bias, (T *)p->d, p->ldd, sms, stream);
+    const int64_t quads = (int64_t)p->m * (p->n / 4);
+    int64_t blocks = (quads + 255) / 256;
+    if (blocks > (int64_t)sms * 8) blocks = (int64_t)sms * 8;
+    cudaLaunchConfig_t rc = {};
+    rc.gridDim = dim3((unsigned)blocks, 1, 1);
+    rc.blockDim = dim3(256, 1, 1);
+    rc.dynamicSmemBytes = 0;
+    rc.stream = stream;
+    rc.attrs = &attr[1];
+    rc.numAttrs = pdl_enabled() ? 1 : 0;
+    err = cudaLaunchKernelEx(&rc, splitk_reduce_pdl<T>, (const float *)p->workspace, prm.split_k, p->m, p->n,
+                             p->alpha, (const T *)p->bias, (T *)p->d, (int64_t)p->ldd);
+    if (err != cudaSuccess) return (int)err;
   }
   return (int)cudaGetLastError();
 }
