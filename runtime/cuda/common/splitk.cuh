@@ -1,7 +1,10 @@
 // splitk.cuh - the deterministic split-K reduction shared by the families.
 //
 // Protocol (runtime/families.c chooses p->split_k; runtime checks workspace):
-// a kernel launched with split_k > 1 writes, for each K slice z in [0, split_k),
+// K slice z covers the k-blocks [z*k_iters/split_k, (z+1)*k_iters/split_k), k_iters = K/tile_k
+// (the sm80 and GEMV families are only given splits that divide k_iters, so their slices are
+// equal; the sm90 family takes any split <= k_iters).
+// A kernel launched with split_k > 1 writes, for each K slice z in [0, split_k),
 // its fp32 partial sums (no alpha, no bias) to
 //     workspace[(z * M + m) * N + n]            (float, row stride N)
 // and its launch function then enqueues w4a16_splitk_reduce_launch, which sums
