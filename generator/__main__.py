@@ -4,6 +4,7 @@ list   print the selected kernel names (one per line), or with --format cmake th
        generated file names as a CMake list, or with --all-invalid the rejected
        configurations and why
 emit   render the selected kernels, the registry and kernels.txt into --out
+wgmma  print runtime/cuda/sm90/sm90_wgmma.cuh (the wgmma inline-PTX wrappers)
 """
 import argparse
 import sys
@@ -49,7 +50,7 @@ def select(archs, include, exclude):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["list", "emit"])
+    ap.add_argument("command", choices=["list", "emit", "wgmma"])
     ap.add_argument("--archs", default="80;90a", help="build targets, e.g. '80;90a'")
     ap.add_argument("--kernels", default="", help="include filter ('all' = every valid kernel)")
     ap.add_argument("--exclude", default="", help="exclude filter")
@@ -58,6 +59,10 @@ def main(argv=None):
     ap.add_argument("--all-invalid", action="store_true", help="list rejected configurations")
     args = ap.parse_args(argv)
 
+    if args.command == "wgmma":
+        from . import wgmma
+        wgmma.main()
+        return 0
     if args.command == "list" and args.all_invalid:
         for _, c, ok, why in candidates():
             if not ok:

@@ -106,5 +106,14 @@ class GeneratorTest(unittest.TestCase):
         self.assertEqual([l.split("\t")[0] for l in lines], [c.name for c in configs])
 
 
+class WgmmaHeaderTest(unittest.TestCase):
+    def test_committed_header_is_generated(self):
+        from generator import wgmma
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with open(os.path.join(root, "runtime", "cuda", "sm90", "sm90_wgmma.cuh"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), wgmma.header(),
+                             "regenerate: python3 -m generator wgmma > runtime/cuda/sm90/sm90_wgmma.cuh")
+
+
 if __name__ == "__main__":
     unittest.main()

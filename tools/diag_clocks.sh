@@ -1,5 +1,6 @@
 export LD_LIBRARY_PATH=$PWD/.carry/lib:$LD_LIBRARY_PATH
-B=build-sm90b/bench/w4a16_bench
+# usage (on the GPU machine, repo root): OUT=dir tools/diag_clocks.sh [BUILD_DIR]
+B=${1:-build}/bench/w4a16_bench
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 20 > $OUT/smi.csv 2>&1 &
 SP=$!
 sleep 1
