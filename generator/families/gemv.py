@@ -1,19 +1,94 @@
-"""CUDA-core GEMV family for decode (M <= 16). Device code: runtime/cuda/gemv/.
-(Placeholder until the decode family lands: enumerates nothing.)"""
-from ..model import Arch, Family
+"""Decode family (M <= 16): one streaming pass over the packed weights.
+Device code: runtime/cuda/gemv/gemv.cuh (its header comment explains the kernel).
+
+Name: w4a16_gemv_<dtype>_u4_<mode>_n<N>_m<M>_k<K>_s<S>_sk<Z>, in the kernel's orientation
+(generator/model.py):
+  n<N>   tile_n: weight rows (N of the problem) per CTA; N % tile_n == 0. A CTA is 8 warps,
+         each owning one 16-row block along N, so tile_n / 16 warps run along N and
+         128 / tile_n along K (the K split inside a CTA, summed in shared memory in a fixed order)
+  m<M>   tile_m: the largest M one launch handles, every token row batched in one pass over
+         the weights (8: one mma.m16n8k16 per packed word; 16: two); M <= tile_m
+  k<K>   tile_k: K per CTA iteration = 64 x warps along K x 64-wide tiles per warp per iteration
+         (1 or 2); K % tile_k == 0
+  s<S>   stages: iterations of packed weights in flight per warp (in registers) and of
+         activation slices in shared memory (cp.async)
+  sk<Z>  split_k: the largest K split across CTAs (gridDim.z; fp32 partials in the workspace,
+         then common/splitk.cuh's deterministic reduce) the runtime may choose; 1 = never
+Group sizes 32, 64, 128, 256 (powers of two >= 32) and per-column are handled at run time.
+"""
+import itertools
+
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
 
 FAMILY = Family.GEMV
-ARCH = Arch.SM80
+ARCH = Arch.SM80  # every listed arch >= 80 (+ PTX): mma.sync, ldmatrix, cp.async are sm80 features
 TEMPLATE = "gemv_kernel.cu.j2"
+
+THREADS = 256
+WARPS = THREADS // 32
+# tile_m -> rows per CTA: larger M wants more rows per CTA (the activations are re-read by
+# every CTA), small N wants fewer (enough CTAs to fill the GPU without split-K)
+ROWS = {8: (16, 32, 64), 16: (32, 64, 128)}
+# (64-wide K tiles per warp per iteration, stages); 2 tiles halve the per-iteration overhead.
+# 8 stages (1 tile) were measured too and never came within 3% of the best: dropped.
+KSTEPS = [(1, 4), (2, 4)]
+SPLITS = [1, 8]
+SMEM_LIMIT = 99 * 1024  # within sm86/sm89's per-block opt-in limit
+
+# default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
+# H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
+# tiles per warp and iteration; may split K for tiny N), on 32 rows (M <= 4, mid/large N);
+# M <= 16 on 32 rows (N = 4096), 64 rows (M = 8..16, mid N) and 128 rows (M = 16, large N;
+# may split K for small N).
+DEFAULT = {(16, 8, 512, 4, 8), (16, 8, 1024, 4, 8), (32, 8, 512, 4, 1), (32, 16, 512, 4, 1),
+           (64, 16, 256, 4, 8), (128, 16, 128, 4, 8)}
+
+
+def warps_k(tile_n):
+    """Warps along K of a CTA with tile_n rows (one 16-row block per warp along N)."""
+    return WARPS * 16 // tile_n
+
+
+def name(dtype, mode, tn, tm, tk, stages, split):
+    return "%s_n%d_m%d_k%d_s%d_sk%d" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages, split)
+
+
+def smem_bytes(tn, tm, tk, stages, mode):
+    """Dynamic shared memory per CTA (w4a16_gemv_shape::SMEM_BYTES in runtime/cuda/gemv/gemv.cuh):
+    per stage tile_m x (tile_k x 2 + 16) bytes of activations plus, per warp, 64 bytes of scales
+    (and as many of zeros) per 64-wide tile; or the K-slice reduction buffer if that is larger."""
+    wk = warps_k(tn)
+    u = tk // (64 * wk)
+    vectors = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
+               QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
+    stage = tm * (tk * 2 + 16) + WARPS * u * 64 * vectors
+    red = (wk - 1) * (WARPS // wk) * (tm // 8) * 32 * 16
+    return max(stages * stage, red)
 
 
 def enumerate():
-    return iter(())
+    for dtype, mode, tm, (u, stages), split in itertools.product(DType, QuantMode, ROWS, KSTEPS, SPLITS):
+        for tn in ROWS[tm]:
+            tk = 64 * warps_k(tn) * u
+            yield Config(name=name(dtype, mode, tn, tm, tk, stages, split), family=FAMILY, arch=ARCH,
+                         dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
+                         schedule=Schedule.GEMV, stages=stages, split_k=split, threads=THREADS,
+                         smem_bytes=smem_bytes(tn, tm, tk, stages, mode), min_group=32, template=TEMPLATE)
 
 
 def is_valid(c):
+    if c.tile_n % 16 or (WARPS * 16) % c.tile_n:
+        return False, "tile_n must be 16 x a divisor of %d warps" % WARPS
+    if c.tile_k % (64 * warps_k(c.tile_n)):
+        return False, "tile_k must be 64 x warps along K x tiles per warp"
+    if c.tile_m not in (8, 16):
+        return False, "tile_m must be 8 or 16"
+    if c.stages < 2:
+        return False, "at least 2 stages"
+    if c.smem_bytes > SMEM_LIMIT:
+        return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
     return True, ""
 
 
 def is_default(c):
-    return True
+    return (c.tile_n, c.tile_m, c.tile_k, c.stages, c.split_k) in DEFAULT

@@ -1,0 +1,257 @@
+/* test_gpu_gemv.c - GPU tests specific to the GEMV (decode) family, beyond test_gpu_kernels:
+ *   split-K determinism   every GEMV kernel that may split K, on a shape where the runtime splits:
+ *                         two launches (the workspace refilled with other garbage between them)
+ *                         give the same bits
+ *   graph capture         a launch captured in a CUDA graph and replayed gives the same bits as
+ *                         a direct launch (no allocation, no synchronization on the call path)
+ *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
+ *                         one CTA row of N (tile_n)
+ * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+#include <fnmatch.h>
+
+#include "test_util.h"
+
+#define CUDA_OK(x)                                                                                  \
+  do {                                                                                              \
+    cudaError_t e_ = (x);                                                                           \
+    if (e_ != cudaSuccess) fail_msg("%s:%d: %s: %s", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+  } while (0)
+
+static int gpu_present(void) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  return e == cudaSuccess && count > 0;
+}
+
+static int sm_count(void) {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 0;
+  return n;
+}
+
+/* GEMV kernels that pass the filter and run on this device */
+static int selected(const w4a16_kernel_desc *k) {
+  const char *filter = getenv("W4A16_TEST_FILTER");
+  if (k->family != W4A16_FAMILY_GEMV) return 0;
+  if (filter && fnmatch(filter, k->name, 0) != 0) return 0;
+  int dev = 0, maj = 0, min = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, dev);
+  return maj * 10 + min >= k->sm_min && maj * 10 + min <= k->sm_max;
+}
+
+/* host and device data of one problem (random codes, scales, zeros, bias, A) */
+typedef struct gemv_data {
+  w4a16_problem p;
+  uint16_t *a, *s, *z, *bias;
+  uint8_t *codes;
+  void *da, *dw, *ds, *dz, *db, *dd;
+  size_t d_bytes;
+} gemv_data;
+
+static void data_create(gemv_data *g, test_rng *r, const w4a16_problem *p) {
+  memset(g, 0, sizeof *g);
+  g->p = *p;
+  const int64_t m = p->m, n = p->n, k = p->k, lda = p->lda ? p->lda : k, ldd = p->ldd ? p->ldd : n;
+  const int64_t groups = p->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 1 : k / p->group_size;
+  g->a = malloc(sizeof(uint16_t) * (size_t)(m * lda));
+  g->codes = malloc((size_t)(n * k));
+  g->s = malloc(sizeof(uint16_t) * (size_t)(groups * n));
+  g->z = malloc(sizeof(uint16_t) * (size_t)(groups * n));
+  g->bias = malloc(sizeof(uint16_t) * (size_t)n);
+  assert_non_null(g->a);
+  assert_non_null(g->codes);
+  for (int64_t i = 0; i < m * lda; ++i) g->a[i] = test_to_dtype((float)test_rng_uniform(r, -1, 1), p->dtype);
+  for (int64_t i = 0; i < n * k; ++i) g->codes[i] = (uint8_t)(test_rng_next(r) & 15u);
+  for (int64_t i = 0; i < groups * n; ++i) {
+    g->s[i] = test_to_dtype((float)test_rng_uniform(r, 0.004, 0.03), p->dtype);
+    g->z[i] = test_to_dtype((float)test_rng_uniform(r, -0.12, 0.02), p->dtype);
+  }
+  for (int64_t i = 0; i < n; ++i) g->bias[i] = test_to_dtype((float)test_rng_uniform(r, -0.5, 0.5), p->dtype);
+  size_t packed_bytes = 0;
+  assert_int_equal(w4a16_packed_size(n, k, &packed_bytes), W4A16_STATUS_OK);
+  uint8_t *packed = malloc(packed_bytes);
+  assert_non_null(packed);
+  assert_int_equal(w4a16_pack_weights(g->codes, n, k, packed), W4A16_STATUS_OK);
+  g->d_bytes = sizeof(uint16_t) * (size_t)(m * ldd);
+  CUDA_OK(cudaMalloc(&g->da, sizeof(uint16_t) * (size_t)(m * lda)));
+  CUDA_OK(cudaMalloc(&g->dw, packed_bytes));
+  CUDA_OK(cudaMalloc(&g->ds, sizeof(uint16_t) * (size_t)(groups * n)));
+  CUDA_OK(cudaMalloc(&g->dz, sizeof(uint16_t) * (size_t)(groups * n)));
+  CUDA_OK(cudaMalloc(&g->db, sizeof(uint16_t) * (size_t)n));
+  CUDA_OK(cudaMalloc(&g->dd, g->d_bytes));
+  CUDA_OK(cudaMemcpy(g->da, g->a, sizeof(uint16_t) * (size_t)(m * lda), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(g->dw, packed, packed_bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(g->ds, g->s, sizeof(uint16_t) * (size_t)(groups * n), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(g->dz, g->z, sizeof(uint16_t) * (size_t)(groups * n), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(g->db, g->bias, sizeof(uint16_t) * (size_t)n, cudaMemcpyHostToDevice));
+  free(packed);
+}
+
+static void data_destroy(gemv_data *g) {
+  cudaFree(g->da); cudaFree(g->dw); cudaFree(g->ds); cudaFree(g->dz); cudaFree(g->db); cudaFree(g->dd);
+  free(g->a); free(g->codes); free(g->s); free(g->z); free(g->bias);
+}
+
+static w4a16_gemm_args data_args(const gemv_data *g, float alpha) {
+  w4a16_gemm_args args = {.problem = g->p, .a = g->da, .w = g->dw, .scales = g->ds,
+                          .zeros = g->p.mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? g->dz : NULL,
+                          .bias = g->p.has_bias ? g->db : NULL, .d = g->dd, .alpha = alpha};
+  return args;
+}
+
+/* run kernel once on stream; D poisoned first; returns D's bits (malloc'ed) */
+static uint16_t *run_bits(const gemv_data *g, const w4a16_kernel_desc *k, void *ws, size_t ws_bytes, int ws_fill) {
+  w4a16_gemm_args args = data_args(g, 0.75f);
+  CUDA_OK(cudaMemset(g->dd, 0xFF, g->d_bytes));
+  if (ws) CUDA_OK(cudaMemset(ws, ws_fill, ws_bytes));
+  w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, NULL);
+  if (st != W4A16_STATUS_OK) fail_msg("%s: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+  CUDA_OK(cudaDeviceSynchronize());
+  uint16_t *out = malloc(g->d_bytes);
+  CUDA_OK(cudaMemcpy(out, g->dd, g->d_bytes, cudaMemcpyDeviceToHost));
+  return out;
+}
+
+static void test_splitk_deterministic(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_splitk");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k) || k->split_k <= 1) continue;
+    const int ms[2] = {1, k->tile_m};
+    for (int mi = 0; mi < 2; ++mi) {
+      /* few output tiles and a long K: the runtime splits */
+      w4a16_problem p = test_problem(ms[mi], 2 * k->tile_n, 4096, k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 64,
+                                     k->mode, k->dtype);
+      p.has_bias = 1;
+      p.ldd = p.n + 8;
+      size_t ws_bytes = 0;
+      assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+      assert_true(ws_bytes > 0); /* the shape must make the runtime split */
+      gemv_data g;
+      data_create(&g, &r, &p);
+      void *ws = NULL;
+      CUDA_OK(cudaMalloc(&ws, ws_bytes));
+      uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0x00);
+      uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x7F);
+      for (int64_t row = 0; row < p.m; ++row)
+        if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)p.n) != 0)
+          fail_msg("%s: M=%d: split-K result differs between two runs (row %lld)", k->name, ms[mi], (long long)row);
+      free(one);
+      free(two);
+      cudaFree(ws);
+      data_destroy(&g);
+      ++tested;
+    }
+  }
+  if (!tested) skip();
+}
+
+static void test_graph_capture(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_graph");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k)) continue;
+    w4a16_problem p = test_problem(k->tile_m, 2 * k->tile_n, 2048, k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128,
+                                   k->mode, k->dtype);
+    size_t ws_bytes = 0;
+    assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+    gemv_data g;
+    data_create(&g, &r, &p);
+    void *ws = NULL;
+    if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    uint16_t *direct = run_bits(&g, k, ws, ws_bytes, 0x00);
+
+    cudaStream_t stream;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_OK(cudaMemset(g.dd, 0xFF, g.d_bytes));
+    w4a16_gemm_args args = data_args(&g, 0.75f);
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, stream);
+    cudaError_t ce = cudaStreamEndCapture(stream, &graph);
+    if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+    if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    uint16_t *replayed = malloc(g.d_bytes);
+    CUDA_OK(cudaMemcpy(replayed, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
+    if (memcmp(direct, replayed, g.d_bytes) != 0) fail_msg("%s: graph replay differs from a direct launch", k->name);
+    free(direct);
+    free(replayed);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    if (ws) cudaFree(ws);
+    data_destroy(&g);
+    ++tested;
+  }
+  if (!tested) skip();
+}
+
+static void test_long_k(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_long_k");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k)) continue;
+    const int ms[2] = {1, k->tile_m};
+    for (int mi = 0; mi < 2; ++mi) {
+      w4a16_problem p = test_problem(ms[mi], k->tile_n, 14336,
+                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+      if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+      size_t ws_bytes = 0;
+      assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+      gemv_data g;
+      data_create(&g, &r, &p);
+      void *ws = NULL;
+      if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
+      uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x00);
+      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
+      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
+      for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
+      const double err = test_rel_error(got, ref, (size_t)(p.m * p.n));
+      const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+      if (!(err < tol)) fail_msg("%s: M=%d K=14336: rel error %.3g (tol %.1g)", k->name, ms[mi], err, tol);
+      free(d);
+      free(ref);
+      free(got);
+      if (ws) cudaFree(ws);
+      data_destroy(&g);
+      ++tested;
+    }
+  }
+  if (!tested) skip();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_splitk_deterministic),
+      cmocka_unit_test(test_graph_capture),
+      cmocka_unit_test(test_long_k),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
