@@ -112,6 +112,17 @@ static void test_split_k_and_workspace(void **state) {
   /* a kernel without split-K never splits */
   w4a16_problem g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16);
   assert_int_equal(w4a16_choose_split_k(&fake_gemv, &g, 132), 1);
+  /* GEMV with split-K: no split for half a wave of tiles at K < 8192, a split at long K or few tiles */
+  w4a16_kernel_desc gsk = fake_gemv;
+  gsk.split_k = 8;
+  gsk.tile_n = 32;
+  g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16); /* 128 tiles */
+  assert_int_equal(w4a16_choose_split_k(&gsk, &g, 132), 1);
+  g.k = 14336;
+  assert_true(w4a16_choose_split_k(&gsk, &g, 132) > 1);
+  g.k = 4096;
+  g.n = 1024; /* 32 tiles */
+  assert_true(w4a16_choose_split_k(&gsk, &g, 132) > 1);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, NULL), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, -1, &bytes), W4A16_STATUS_INVALID_VALUE);
   p.dtype = W4A16_DTYPE_F16;
