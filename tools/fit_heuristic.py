@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Fit the heuristic's per-(M bucket, N range) kernel-class table from a `w4a16 tune --dump` TSV.
+
+For each (M bucket, N range) it picks the kernel class (family, tile_n, tile_m) with the smallest
+worst-case (then mean) slowdown against the profiled best, taking inside a class the kernel the
+cost model ranks first (lowest heur_est_us), and prints the score and rows for runtime/select.c.
+Usage: python3 tools/fit_heuristic.py DUMP.tsv
+"""
+import csv, collections, math, re, sys
+SM=int(re.search(r'sm_count=(\d+)', open(sys.argv[1]).readline()).group(1))
+CC=int(re.search(r'cc=(\d+)', open(sys.argv[1]).readline()).group(1))
+rows=[r for r in csv.DictReader((l for l in open(sys.argv[1]) if not l.startswith('#')), delimiter='\t') if r['status']=='W4A16_STATUS_OK']
+NCLS=[(0,6144),(6145,16384),(16385,0)]
+def ncls(n):
+    for i,(a,b) in enumerate(NCLS):
+        if n>=a and (b==0 or n<=b): return i
+BUCKETS=[(1,1),(2,2),(3,4),(5,8),(9,16),(17,32),(33,64),(65,128),(129,256),(257,512),(513,1024),(1025,2048),(2049,0)]
+def bucket(m):
+    for i,(a,b) in enumerate(BUCKETS):
+        if m>=a and (b==0 or m<=b): return i
+prob=collections.defaultdict(list)
+for r in rows: prob[(int(r['m']),int(r['n']),int(r['k']))].append(r)
+def cls(r): return (r['family'],int(r['tile_n']),int(r['tile_m']))
+# time of a class on a problem = measured time of the class member with the lowest heuristic estimate
+def ctime(rs,c):
+    mem=[r for r in rs if cls(r)==c]
+    if not mem: return None
+    return float(min(mem,key=lambda r:(float(r['heur_est_us']),r['kernel']))['median_us'])
+best={p:min(float(r['median_us']) for r in rs) for p,rs in prob.items()}
+groups=collections.defaultdict(list)
+for p in prob: groups[(bucket(p[0]),ncls(p[1]))].append(p)
+ok=tot=0; worst=0; rules=[]
+for g in sorted(groups):
+    ps=groups[g]
+    classes=set.intersection(*[{cls(r) for r in prob[p]} for p in ps])
+    def score(c): return max(ctime(prob[p],c)/best[p] for p in ps)*10+sum(math.log(ctime(prob[p],c)/best[p]) for p in ps)
+    c=min(classes,key=score)
+    rat=[ctime(prob[p],c)/best[p] for p in ps]
+    ok+=sum(x<=1.10 for x in rat); tot+=len(rat); worst=max(worst,max(rat))
+    rules.append((g,c,rat))
+    print(BUCKETS[g[0]],NCLS[g[1]],c,' '.join('%.2f'%x for x in rat))
+print(ok,tot,'%.3f'%(ok/tot),'%.3f'%worst)
+# usage: python3 tools/fit_heuristic.py DUMP.tsv  (a `w4a16 tune --dump` file from the device)
+FAM={'gemv':'W4A16_FAMILY_GEMV','sm80':'W4A16_FAMILY_SM80','sm90':'W4A16_FAMILY_SM90'}
+for g,c,rat in rules:
+    (m0,m1),(n0,n1)=BUCKETS[g[0]],NCLS[g[1]]
+    print('    {"h100-m%d-%s-n%d-%s", %d, %d, %d, %d, 0, 0, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f},'%(m0,m1 or 'up',n0,n1 or 'up',m0,m1,n0,n1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1]))
