@@ -26,11 +26,13 @@ template <> __device__ __forceinline__ __nv_bfloat16 w4a16_from_float<__nv_bfloa
   return __float2bfloat16_rn(x);
 }
 
-// One thread per 4 consecutive outputs of a row (N % 4 == 0 holds for every family).
+// The reduction itself, grid-strided: one thread per 4 consecutive outputs of a row (N % 4 == 0
+// holds for every family). Shared by the plain kernel below and the sm90 family's programmatic-
+// dependent-launch variant, so both give the same bits.
 template <typename T>
-__global__ void w4a16_splitk_reduce_kernel(const float *__restrict__ ws, int split_k, int m, int n,
-                                           float alpha, const T *__restrict__ bias, T *__restrict__ d,
-                                           int64_t ldd) {
+static __device__ __forceinline__ void w4a16_splitk_reduce_body(const float *__restrict__ ws, int split_k, int m,
+                                                                int n, float alpha, const T *__restrict__ bias,
+                                                                T *__restrict__ d, int64_t ldd) {
   const int64_t quads = (int64_t)m * (n / 4);
   for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
        q += (int64_t)gridDim.x * blockDim.x) {
@@ -51,6 +53,13 @@ __global__ void w4a16_splitk_reduce_kernel(const float *__restrict__ ws, int spl
     // 8-byte store: ldd % 8 == 0 and col % 4 == 0 keep it aligned
     *reinterpret_cast<uint2 *>(d + row * ldd + col) = *reinterpret_cast<uint2 *>(out);
   }
+}
+
+template <typename T>
+__global__ void w4a16_splitk_reduce_kernel(const float *__restrict__ ws, int split_k, int m, int n,
+                                           float alpha, const T *__restrict__ bias, T *__restrict__ d,
+                                           int64_t ldd) {
+  w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
 }
 
 template <typename T>

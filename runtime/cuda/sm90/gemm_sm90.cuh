@@ -564,25 +564,7 @@ __global__ void __launch_bounds__(256) splitk_reduce_pdl(const float *__restrict
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   griddep_wait();
   griddep_launch_dependents();
-  const int64_t quads = (int64_t)m * (n / 4);
-  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
-       q += (int64_t)gridDim.x * blockDim.x) {
-    const int row = (int)(q / (n / 4));
-    const int col = (int)(q % (n / 4)) * 4;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int z = 0; z < split_k; ++z) {
-      const float4 v = *reinterpret_cast<const float4 *>(ws + ((int64_t)z * m + row) * n + col);
-      acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
-    }
-    float r[4] = {acc.x * alpha, acc.y * alpha, acc.z * alpha, acc.w * alpha};
-    T out[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if (bias) r[i] += w4a16_to_float(bias[col + i]);
-      out[i] = w4a16_from_float<T>(r[i]);
-    }
-    *reinterpret_cast<uint2 *>(d + row * ldd + col) = *reinterpret_cast<uint2 *>(out);
-  }
+  w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
 #endif
 }
 
