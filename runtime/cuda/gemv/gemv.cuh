@@ -38,6 +38,22 @@
 // wk = 0, 1, ... (deterministic); with split_k > 1 (gridDim.z) each slice writes fp32 partials
 // per common/splitk.cuh and the launch enqueues its deterministic reduce.
 // Graph-safe: no allocation, no synchronization; the workspace is the caller's.
+//
+// Programmatic dependent launch (sm_90+ code only; the launch sets the attribute only when the
+// loaded kernel image was compiled for compute >= 90, so it contains the wait): the kernel and
+// the split-K reduce are launched with programmatic stream serialization, so they may start
+// while the previous kernel of the stream still runs. Before griddepcontrol.wait the kernel
+// only computes addresses and issues the first STAGES iterations of packed-weight loads,
+// through the coherent path (ptxas moves the wait above .nc loads). Weights are taken as
+// constant across calls: a kernel that rewrites them must not run directly before this one
+// in the same stream. A, the scales (cp.async) and every write to D or the workspace come
+// after the wait, which returns once the previous grid has completed and its
+// memory is visible. griddepcontrol.launch_dependents comes right after the wait when the grid
+// is larger than one wave of resident CTAs (the next kernel's CTAs then take the SM slots of
+// finished CTAs and prefetch their weights), after the main loop otherwise (see
+// W4A16_GEMV_PDL_TRIGGER); the next kernel still waits for this grid's completion before it
+// reads anything we write.
+// W4A16_GEMV_NO_PDL set (any value): plain stream-ordered launches (A/B switch).
 #ifndef W4A16_GEMV_GEMV_CUH
 #define W4A16_GEMV_GEMV_CUH
 
@@ -45,6 +61,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <type_traits>
 
@@ -70,6 +87,7 @@ struct w4a16_gemv_args {
   int kz_tiles;            // 64-wide K tiles per split slice
   uint32_t gshift;         // log2(group size): the fine-grained group sizes are powers of two
   float alpha;
+  int late_trigger;        // PDL: griddepcontrol.launch_dependents after the main loop (1) or at once (0)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -86,6 +104,30 @@ static __device__ __forceinline__ void w4a16_gemv_ldg_stream(uint32_t (&v)[4], c
   asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                : "l"(ptr), "l"(pol));
+}
+
+// griddepcontrol (PTX ISA 7.8, sm_90): no-ops in code compiled for older architectures, whose
+// launches never carry the programmatic-serialization attribute (w4a16_gemv_pdl_ok).
+static __device__ __forceinline__ void w4a16_gemv_griddep_wait(void) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void w4a16_gemv_griddep_launch_dependents(void) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The same load through the coherent path (no .nc), for the loads issued before
+// griddepcontrol.wait: ptxas moves read-only (.nc, LDG.CONSTANT) loads freely across the wait
+// and placed it above them (nothing left to overlap); it keeps coherent loads before it.
+static __device__ __forceinline__ void w4a16_gemv_ldg_stream_early(uint32_t (&v)[4], const void *ptr, uint64_t pol) {
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(ptr), "l"(pol)
+               : "memory");
 }
 
 static __device__ __forceinline__ void w4a16_gemv_cp_async16(uint32_t smem, const void *gmem) {
@@ -268,6 +310,12 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
     _Pragma("unroll") for (int r = 0; r < RB; ++r)                                                 \
         w4a16_gemv_ldg_stream(wbuf[P][U_][r], w_ld + r * wrb + (U_) * 512, pol);                   \
   } while (0)
+  // the prologue's loads, issued before griddepcontrol.wait (see w4a16_gemv_ldg_stream_early)
+#define W4A16_GEMV_LOAD_W_EARLY(P, U_)                                                             \
+  do {                                                                                             \
+    _Pragma("unroll") for (int r = 0; r < RB; ++r)                                                 \
+        w4a16_gemv_ldg_stream_early(wbuf[P][U_][r], w_ld + r * wrb + (U_) * 512, pol);             \
+  } while (0)
   // after loading iteration J: step to J + 1 unless J is the last
 #define W4A16_GEMV_ADVANCE_W(J)                                                                    \
   do {                                                                                             \
@@ -293,9 +341,13 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 #pragma unroll
   for (int p = 0; p < STAGES; ++p) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) W4A16_GEMV_LOAD_W(p, u);
+    for (int u = 0; u < U; ++u) W4A16_GEMV_LOAD_W_EARLY(p, u);
     W4A16_GEMV_ADVANCE_W(p);
   }
+  // Programmatic dependent launch: only the constant packed weights were read above; A, the
+  // scales and every global write come after the previous grid has completed.
+  w4a16_gemv_griddep_wait();
+  if (!args.late_trigger) w4a16_gemv_griddep_launch_dependents();
 #pragma unroll
   for (int p = 0; p < STAGES - 1; ++p) {
     if (p < n_iter) W4A16_GEMV_LOAD_A(p);
@@ -423,7 +475,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
       }
     }
   }
+  // every weight load of this CTA is issued: the next kernel may take the SM slots we free
+  if (args.late_trigger) w4a16_gemv_griddep_launch_dependents();
 #undef W4A16_GEMV_LOAD_W
+#undef W4A16_GEMV_LOAD_W_EARLY
 #undef W4A16_GEMV_ADVANCE_W
 #undef W4A16_GEMV_LOAD_A
 
@@ -490,9 +545,57 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
   }
 }
 
+// The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as
+// a programmatic dependent of the GEMV: it waits for the partials before reading them. Without
+// the attribute (older architectures, W4A16_GEMV_NO_PDL) the wait is a no-op or returns at once.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    w4a16_gemv_splitk_reduce(const float *__restrict__ ws, int split_k, int m, int n, float alpha,
+                             const T *__restrict__ bias, T *__restrict__ d, int64_t ldd) {
+  w4a16_gemv_griddep_wait();
+  w4a16_gemv_griddep_launch_dependents();
+  w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side: launch and probe (called from the generated instantiation files)
 // ---------------------------------------------------------------------------------------------
+// W4A16_GEMV_NO_PDL set (any value): plain stream-ordered launches.
+static inline bool w4a16_gemv_pdl_env(void) {
+  static const bool on = getenv("W4A16_GEMV_NO_PDL") == nullptr;
+  return on;
+}
+
+// W4A16_GEMV_PDL_TRIGGER = early | late | auto (default auto): where the kernel lets its
+// dependent launch: right after griddepcontrol.wait, after its main loop, or early only when
+// the grid is larger than one wave of resident CTAs (its dependents then only take the slots
+// of finished CTAs) and late otherwise (single-wave grids: dependents resident early sit
+// beside the running CTAs for the whole kernel).
+static inline int w4a16_gemv_trigger_env(void) {  // 0 early, 1 late, 2 auto
+  static const int mode = []() {
+    const char *e = getenv("W4A16_GEMV_PDL_TRIGGER");
+    if (e && e[0] == 'e') return 0;
+    if (e && e[0] == 'l') return 1;
+    return 2;
+  }();
+  return mode;
+}
+
+// Whether launches of KERNEL may carry programmatic stream serialization: the image the device
+// runs must contain griddepcontrol.wait, i.e. be compiled for compute >= 90 (the sm_80 SASS and
+// compute_80 PTX of the same source have none, and a kernel launched with the attribute but no
+// wait could read A while the previous kernel still writes it). The launch queries it once per
+// instantiation.
+static inline bool w4a16_gemv_pdl_ok(void (*kernel)(const struct w4a16_gemv_args)) {
+  if (!w4a16_gemv_pdl_env()) return false;
+  cudaFuncAttributes attr;
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+}
+
 template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int WK>
 static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   struct w4a16_gemv_args a;
@@ -522,12 +625,48 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
   }
-  const dim3 grid((unsigned)(p->n / TILE_N), 1, (unsigned)split);
-  kernel<<<grid, W4A16_GEMV_THREADS, smem, stream>>>(a);
-  cudaError_t e = cudaGetLastError();
+  static const bool pdl = w4a16_gemv_pdl_ok(kernel);  // per instantiation (template), once
+  // resident CTAs per SM of this instantiation (for W4A16_GEMV_PDL_TRIGGER=auto), once
+  static const int per_sm = [kernel, smem]() {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, W4A16_GEMV_THREADS, (size_t)smem) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    return n;
+  }();
+  const long long ctas = (long long)(p->n / TILE_N) * split;
+  const int trig = w4a16_gemv_trigger_env();
+  a.late_trigger = trig == 1 || (trig == 2 && (per_sm <= 0 || ctas <= (long long)per_sm * (p->sm_count > 0 ? p->sm_count : 132)));
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)(p->n / TILE_N), 1, (unsigned)split);
+  cfg.blockDim = dim3(W4A16_GEMV_THREADS, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a);
+  if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess || split == 1) return (int)e;
-  return (int)w4a16_splitk_reduce_launch<T>((const float *)p->workspace, split, p->m, p->n, p->alpha,
-                                            (const T *)p->bias, (T *)p->d, p->ldd, p->sm_count, stream);
+  // the deterministic reduce (common/splitk.cuh's body and grid), as a dependent of the GEMV
+  const int64_t quads = (int64_t)p->m * (p->n / 4);
+  int64_t blocks = (quads + 255) / 256;
+  const int64_t cap = (int64_t)(p->sm_count > 0 ? p->sm_count : 132) * 8;
+  if (blocks > cap) blocks = cap;
+  cudaLaunchConfig_t rc = {};
+  rc.gridDim = dim3((unsigned)blocks, 1, 1);
+  rc.blockDim = dim3(256, 1, 1);
+  rc.dynamicSmemBytes = 0;
+  rc.stream = stream;
+  rc.attrs = attr;
+  rc.numAttrs = pdl ? 1 : 0;
+  e = cudaLaunchKernelEx(&rc, w4a16_gemv_splitk_reduce<T>, (const float *)p->workspace, split, p->m, p->n,
+                         p->alpha, (const T *)p->bias, (T *)p->d, (int64_t)p->ldd);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return (int)e;
 }
 
 template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int WK>
