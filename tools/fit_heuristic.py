@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """Fit the heuristic's per-(M bucket, N range) kernel-class table from a `w4a16 tune --dump` TSV.
 
-For each (M bucket, N range) it picks the kernel class (family, tile_n, tile_m) with the smallest
+For each (M bucket, N range) it picks the kernel class (family, tile_n, tile_m, tile_k) with the smallest
 worst-case (then mean) slowdown against the profiled best, taking inside a class the kernel the
 cost model ranks first (lowest heur_est_us), and prints the score and rows for runtime/select.c.
-Usage: python3 tools/fit_heuristic.py DUMP.tsv
+Usage: python3 tools/fit_heuristic.py DUMP.tsv [DUMP.tsv ...]
+Several dumps (runs of the same build on the same device) are scored together, each problem of
+each run a sample, so a choice that flips between runs on near-ties is judged on all of them.
 """
 import csv, collections, math, re, sys
 SM=int(re.search(r'sm_count=(\d+)', open(sys.argv[1]).readline()).group(1))
 CC=int(re.search(r'cc=(\d+)', open(sys.argv[1]).readline()).group(1))
-rows=[r for r in csv.DictReader((l for l in open(sys.argv[1]) if not l.startswith('#')), delimiter='\t') if r['status']=='W4A16_STATUS_OK']
+rows=[]
+for run, path in enumerate(sys.argv[1:]):
+    for r in csv.DictReader((l for l in open(path) if not l.startswith('#')), delimiter='\t'):
+        if r['status'] == 'W4A16_STATUS_OK':
+            r['run'] = run
+            rows.append(r)
 NCLS=[(0,6144),(6145,16384),(16385,0)]
 def ncls(n):
     for i,(a,b) in enumerate(NCLS):
@@ -19,8 +26,8 @@ def bucket(m):
     for i,(a,b) in enumerate(BUCKETS):
         if m>=a and (b==0 or m<=b): return i
 prob=collections.defaultdict(list)
-for r in rows: prob[(int(r['m']),int(r['n']),int(r['k']))].append(r)
-def cls(r): return (r['family'],int(r['tile_n']),int(r['tile_m']))
+for r in rows: prob[(int(r['m']),int(r['n']),int(r['k']),r['run'])].append(r)
+def cls(r): return (r['family'],int(r['tile_n']),int(r['tile_m']),int(r['tile_k']))
 # time of a class on a problem = measured time of the class member with the lowest heuristic estimate
 def ctime(rs,c):
     mem=[r for r in rs if cls(r)==c]
@@ -44,4 +51,4 @@ print(ok,tot,'%.3f'%(ok/tot),'%.3f'%worst)
 FAM={'gemv':'W4A16_FAMILY_GEMV','sm80':'W4A16_FAMILY_SM80','sm90':'W4A16_FAMILY_SM90'}
 for g,c,rat in rules:
     (m0,m1),(n0,n1)=BUCKETS[g[0]],NCLS[g[1]]
-    print('    {"h100-m%d-%s-n%d-%s", %d, %d, %d, %d, 0, 0, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f},'%(m0,m1 or 'up',n0,n1 or 'up',m0,m1,n0,n1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1]))
+    print('    {"h100-m%d-%s-n%d-%s", %d, %d, %d, %d, 0, 0, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f, %d, %d},'%(m0,m1 or 'up',n0,n1 or 'up',m0,m1,n0,n1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[3],c[3]))

@@ -126,6 +126,7 @@ typedef struct w4a16_heuristic_rule {
   int stages_min, stages_max;
   int m_tiles_max;
   float min_waves_eff;
+  int tile_k_min, tile_k_max; /* 0 = no bound (last, so older initializers leave it open) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */
