@@ -286,14 +286,7 @@ size_t w4a16_config_cache_size(const w4a16_config_cache *c) {
 
 typedef enum parse_result { PARSE_OK = 0, PARSE_STALE, PARSE_TRUNCATED, PARSE_CORRUPT, PARSE_NOMEM } parse_result;
 
-static uint64_t fnv1a(const char *p, size_t n) {
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= (unsigned char)p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+static uint64_t fnv1a(const char *p, size_t n) { return w4a16_fnv1a(W4A16_FNV1A_OFFSET, p, n); }
 
 /* strict decimal integer in [lo, hi]: the whole field, no sign games */
 static int parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t *v) {

@@ -23,6 +23,18 @@ w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16
 
 #endif
 
+/* 64-bit FNV-1a (Fowler/Noll/Vo; offset basis and prime from the reference description):
+   h = w4a16_fnv1a(W4A16_FNV1A_OFFSET, data, n), or continued by passing the previous h. */
+#define W4A16_FNV1A_OFFSET 14695981039346656037ull
+static inline uint64_t w4a16_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = (const unsigned char *)data;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 /* Record status and a printf-style message for this thread; returns status. */
 w4a16_status w4a16_fail(w4a16_status status, const char *fmt, ...) W4A16_PRINTF(2, 3);
 /* Clear this thread's message (start of a public call that succeeded). */

@@ -36,14 +36,10 @@ const w4a16_kernel_desc *w4a16_kernel_find(const char *name) {
 uint64_t w4a16_registry_fingerprint(void) {
   size_t n;
   const w4a16_kernel_desc *t = w4a16_registry_table(&n);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = W4A16_FNV1A_OFFSET;
   for (size_t i = 0; i < n; ++i) {
-    for (const unsigned char *s = (const unsigned char *)t[i].name; *s; ++s) {
-      h ^= *s;
-      h *= 1099511628211ull;
-    }
-    h ^= '\n';
-    h *= 1099511628211ull;
+    h = w4a16_fnv1a(h, t[i].name, strlen(t[i].name));
+    h = w4a16_fnv1a(h, "\n", 1);
   }
   return h;
 }
