@@ -257,11 +257,13 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  * launched and nothing is written when a check fails.
  *
  * Ordering: on sm_90 the kernels use programmatic dependent launch: they may start
- * while the previous kernel on the stream is finishing, and the GEMV family reads the
- * packed weights (never A, scales, zeros or bias, and never writes D) before waiting
- * for it. So the kernel immediately before w4a16_gemm on the same stream must not
- * write the packed weights (copies and other operations are fine; weights are normally
- * written once, at load time). Statuses: OK; NULL_POINTER,
+ * while the previous kernel on the stream is finishing, and they may read the quantized
+ * weights - the packed weights, scales and zeros - (never A or bias, and never write D
+ * or the workspace) before waiting for it. So the kernel immediately before w4a16_gemm
+ * on the same stream must not write the packed weights, scales or zeros (copies and
+ * other operations are fine; they are normally written once, at load time). A kernel
+ * may also let the next kernel on the stream start early; that kernel still waits for
+ * this one to complete before it reads anything this one writes. Statuses: OK; NULL_POINTER,
  * INVALID_SHAPE, MISALIGNED, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE (bad argument);
  * DTYPE_MISMATCH, MODE_MISMATCH, NOT_SUPPORTED (kernel cannot implement it);
  * WORKSPACE_TOO_SMALL; ARCH_MISMATCH (kernel not built for the current device's
