@@ -56,6 +56,7 @@ class Schedule(enum.Enum):
     COOPERATIVE = "cooperative"
     PINGPONG = "pingpong"
     GEMV = "gemv"
+    GEMV_TMA = "tma"
 
 
 SCHEDULE_C = {s: "W4A16_SCHEDULE_" + s.name for s in Schedule}

@@ -82,6 +82,7 @@ const char *w4a16_schedule_name(w4a16_schedule schedule) {
   case W4A16_SCHEDULE_COOPERATIVE: return "cooperative";
   case W4A16_SCHEDULE_PINGPONG: return "pingpong";
   case W4A16_SCHEDULE_GEMV: return "gemv";
+  case W4A16_SCHEDULE_GEMV_TMA: return "tma";
   }
   return "?";
 }

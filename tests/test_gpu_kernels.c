@@ -186,8 +186,10 @@ static int group_setup(void **state) {
       for (int gi = 0; gi < (mode == 0 ? 1 : n_groups); ++gi)
         for (size_t mi = 0; mi < n_ms; ++mi, ++index) {
           const int m = ms[mi];
-          /* small M: a long K over few output tiles (exercises split-K); large M: wider N */
-          const int n = m <= 17 ? 256 : 512, k = m <= 17 ? 2048 : 1024;
+          /* small M: a long K over few output tiles (exercises split-K, and wraps the
+             shared-memory ring of the GEMV TMA kernels: 4 stages of K = 2048 or more);
+             large M: wider N */
+          const int n = m <= 17 ? 256 : 512, k = m <= 17 ? 8192 : 1024;
           gpu_case c;
           c.p = test_problem(m, n, k, mode == 0 ? 0 : groups[gi], (w4a16_quant_mode)mode, (w4a16_dtype)dt);
           c.p.lda = k + 8 * (index % 2);

@@ -15,6 +15,13 @@ Name: w4a16_gemv_<dtype>_u4_<mode>_n<N>_m<M>_k<K>_s<S>_sk<Z>, in the kernel's or
   sk<Z>  split_k: the largest K split across CTAs (gridDim.z; fp32 partials in the workspace,
          then common/splitk.cuh's deterministic reduce) the runtime may choose; 1 = never
 Group sizes 32, 64, 128, 256 (powers of two >= 32) and per-column are handled at run time.
+
+sm_90a schedule "tma" (runtime/cuda/gemv/gemv_tma.cuh): w4a16_gemv_<dtype>_u4_<mode>_n<N>_m<M>_k<K>_s<S>_tma
+  n<N>   tile_n = 16 R: R row blocks per CTA over all of K (no split); 16, 32, 64, 128
+  m<M>   tile_m: 4 or 8: M <= tile_m, one mma per packed word (and one more for the bias in bf16)
+  k<K>   tile_k = K per stage = 64 x 32 / R (16 KB of packed weights per stage)
+  s<S>   stages of the shared-memory ring (TMA bulk copies; the first S are issued before
+         griddepcontrol.wait, overlapping the previous kernel)
 """
 import itertools
 
@@ -34,6 +41,15 @@ ROWS = {8: (16, 32, 64), 16: (32, 64, 128)}
 KSTEPS = [(1, 4), (2, 4)]
 SPLITS = [1, 8]
 SMEM_LIMIT = 99 * 1024  # within sm86/sm89's per-block opt-in limit
+
+# sm_90a TMA schedule: row blocks per CTA x tile_m x stages. Shared memory per CTA must let two
+# CTAs share an SM (the next kernel's CTAs stream beside the running ones): <= 113 KB.
+TMA_ROWS = (1, 2, 4, 8)
+TMA_TILE_M = (4, 8)  # shared memory grows with M (activation rows): tile_m 4 lets 16-row CTAs fit;
+# tile_m 16 was measured 1.5-3x slower than the register-staged kernels at M = 16: dropped
+TMA_STAGES = (3, 4)
+TMA_SMEM_LIMIT = 113 * 1024
+TMA_DEFAULT = {(16, 4, 3), (32, 4, 4), (32, 8, 3), (128, 8, 4)}  # (tile_n, tile_m, stages): the H100 winners at M <= 8
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
@@ -66,7 +82,32 @@ def smem_bytes(tn, tm, tk, stages, mode):
     return max(stages * stage, red)
 
 
+def tma_smem_bytes(rows, tm, stages, mode, group=32):
+    """w4a16_gemv_tma_layout_of (runtime/cuda/gemv/gemv_tma.cuh) at M = tile_m and the given group:
+    per stage 16 KB of weights, tile_m activation rows of 64 x 32 / rows x 2 + 16 bytes and the
+    stage's scale (zero) rows, rounded to 128; two 8-byte barriers per stage; the row-block
+    reduction buffer."""
+    tt = 32 // rows
+    vectors = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
+               QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
+    gps = max(1, 64 * tt // group) if vectors else 0
+    stage = 16384 + tm * (tt * 128 + 16) + gps * rows * 32 * vectors
+    stage = (stage + 127) // 128 * 128
+    red = (stage * stages + 16 * stages + 127) // 128 * 128  # after the full and empty barriers
+    return red + 8 * ((tm + 7) // 8) * 512
+
+
+def tma_name(dtype, mode, tn, tm, tk, stages):
+    return "%s_n%d_m%d_k%d_s%d_tma" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages)
+
+
 def enumerate():
+    for dtype, mode, rows, tm, stages in itertools.product(DType, QuantMode, TMA_ROWS, TMA_TILE_M, TMA_STAGES):
+        tn, tk = 16 * rows, 64 * 32 // rows
+        yield Config(name=tma_name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=Arch.SM90A,
+                     dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk, schedule=Schedule.GEMV_TMA,
+                     stages=stages, split_k=1, threads=THREADS, smem_bytes=tma_smem_bytes(rows, tm, stages, mode),
+                     min_group=32, template="gemv_tma_kernel.cu.j2")
     for dtype, mode, tm, (u, stages), split in itertools.product(DType, QuantMode, ROWS, KSTEPS, SPLITS):
         for tn in ROWS[tm]:
             tk = 64 * warps_k(tn) * u
@@ -77,6 +118,14 @@ def enumerate():
 
 
 def is_valid(c):
+    if c.schedule == Schedule.GEMV_TMA:
+        if c.tile_n // 16 not in TMA_ROWS or c.tile_n % 16 or c.tile_k * c.tile_n != 64 * 32 * 16:
+            return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 KB of weights per stage"
+        if c.tile_m not in TMA_TILE_M:
+            return False, "tma: tile_m must be 4 or 8"
+        if c.smem_bytes > TMA_SMEM_LIMIT:
+            return False, "tma: shared memory %d > %d (two CTAs per SM)" % (c.smem_bytes, TMA_SMEM_LIMIT)
+        return True, ""
     if c.tile_n % 16 or (WARPS * 16) % c.tile_n:
         return False, "tile_n must be 16 x a divisor of %d warps" % WARPS
     if c.tile_k % (64 * warps_k(c.tile_n)):
@@ -91,4 +140,6 @@ def is_valid(c):
 
 
 def is_default(c):
+    if c.schedule == Schedule.GEMV_TMA:
+        return (c.tile_n, c.tile_m, c.stages) in TMA_DEFAULT
     return (c.tile_n, c.tile_m, c.tile_k, c.stages, c.split_k) in DEFAULT

@@ -134,7 +134,8 @@ typedef enum w4a16_schedule {
   W4A16_SCHEDULE_MULTISTAGE = 0,  /* sm80 family: cp.async multistage pipeline */
   W4A16_SCHEDULE_COOPERATIVE = 1, /* sm90: two consumer warpgroups split a tile */
   W4A16_SCHEDULE_PINGPONG = 2,    /* sm90: two consumer warpgroups alternate tiles */
-  W4A16_SCHEDULE_GEMV = 3         /* CUDA-core GEMV */
+  W4A16_SCHEDULE_GEMV = 3,        /* CUDA-core GEMV */
+  W4A16_SCHEDULE_GEMV_TMA = 4     /* sm_90 GEMV: weights streamed by TMA bulk copies, prefetched across launches */
 } w4a16_schedule;
 
 /** "f16" / "bf16"; "?" for an unknown value. */

@@ -55,4 +55,12 @@ static __device__ __forceinline__ void w4a16_u4x8_to_bf16x8(uint32_t w, uint32_t
   }
 }
 
+// The bf16 codes biased by the magic number, 128 + q, exact (no subtraction): for kernels that
+// remove the bias inside their tensor-core accumulation instead (gemv.cuh: one extra mma with
+// a constant -(128 + SUB) fragment per k16 step replaces four packed subtractions per word).
+static __device__ __forceinline__ void w4a16_u4x8_to_bf16x8_biased(uint32_t w, uint32_t out[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) out[i] = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, 0x43004300u);
+}
+
 #endif

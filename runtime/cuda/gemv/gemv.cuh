@@ -150,24 +150,27 @@ static __device__ __forceinline__ void w4a16_gemv_ldsm_x4(uint32_t (&r)[4], uint
                : "memory");
 }
 
-// c += a (16x16, row) * b (16x8, col), fp32 accumulators
-template <bool BF16>
+// c += a (16x16, row) * b (16x8, col), fp32 accumulators. ORDERED: volatile asm, kept in program
+// order with the kernel's other asm (the register-staged kernel's tuned schedule); otherwise a
+// plain instruction the compiler may interleave with independent work (other tiles' chains).
+#define W4A16_GEMV_MMA_ASM(QUAL, TY)                                                               \
+  asm QUAL("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, " \
+           "{%8, %9}, {%0, %1, %2, %3};"                                                          \
+           : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                       \
+           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+template <bool BF16, bool ORDERED = true>
 static __device__ __forceinline__ void w4a16_gemv_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                                       uint32_t b1) {
-  if constexpr (BF16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
+  if constexpr (BF16 && ORDERED)
+    W4A16_GEMV_MMA_ASM(volatile, "bf16");
+  else if constexpr (BF16)
+    W4A16_GEMV_MMA_ASM(, "bf16");
+  else if constexpr (ORDERED)
+    W4A16_GEMV_MMA_ASM(volatile, "f16");
+  else
+    W4A16_GEMV_MMA_ASM(, "f16");
 }
+#undef W4A16_GEMV_MMA_ASM
 
 // packed x2 multiply / fma in the activation dtype (bf16x2 mul as fma with -0: sm80 has no mul.bf16x2)
 template <bool BF16>
@@ -205,6 +208,156 @@ static __device__ __forceinline__ uint32_t w4a16_gemv_lds_u16(uint32_t addr) {
 
 // (x.lo, x.lo): a 16-bit value in both halves
 static __device__ __forceinline__ uint32_t w4a16_gemv_dup16(uint32_t x) { return __byte_perm(x, 0u, 0x1010); }
+
+// Whether the GEMV kernels feed bf16 codes biased by 128 into the mma and remove the bias with
+// one more mma against a constant fragment (bf16 symmetric modes): the codes (128 + q) and
+// -136 (-(128 + 8)) are exact in bf16, the products exact in the fp32 accumulation, so the
+// result equals the mma of the exact (q - 8) up to fp32 rounding of the larger partial sums;
+// it trades 16 packed subtractions per 16x64 tile for 4 mma.
+template <bool BF16, int MODE>
+struct w4a16_gemv_biased {
+  static constexpr bool value = BF16 && MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+};
+
+// Dequantize the lane's 4 packed words of one 16x64 tile (common/dequant.cuh): exact (q - 8) /
+// q, or 128 + q when BIASED (only where w4a16_gemv_biased holds).
+template <bool BF16, int MODE, bool BIASED>
+static __device__ __forceinline__ void w4a16_gemv_dequant(const uint32_t (&w)[4], uint32_t (&q)[4][4]) {
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  static_assert(!BIASED || w4a16_gemv_biased<BF16, MODE>::value, "biased codes: bf16 symmetric modes only");
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (BIASED)
+      w4a16_u4x8_to_bf16x8_biased(w[j], q[j]);
+    else if constexpr (BF16)
+      w4a16_u4x8_to_bf16x8<ZP ? 0 : 8>(w[j], q[j]);
+    else
+      w4a16_u4x8_to_f16x8<ZP ? 0 : 8>(w[j], q[j]);
+  }
+}
+
+// One 16x64 packed tile of one warp: q = its codes from w4a16_gemv_dequant with the same BIASED
+// (4 k16 steps x the lane's A fragment), b = the B fragments of the tile for each n8 token block (ldmatrix), sv / zv
+// = the group scale / zero of (row g, k half 0) (g + 8, 0) (g, 1) (g + 8, 1) as 16-bit values;
+// whole: the tile lies in one group (group >= 64: sv[2..3] = sv[0..1]); ORDERED: see
+// w4a16_gemv_mma. Accumulates into acc[nb]:
+//   FINEGRAINED_SCALE_ONLY: codes into the mma (+ the bias-removing mma, see w4a16_gemv_biased),
+//     the scale applied in fp32 per k half, or per tile when whole;
+//   FINEGRAINED_SCALE_AND_ZEROS: w = s * q + z by one f16x2/bf16x2 fma per register;
+//   PER_COLUMN_SCALE_ONLY: codes as above (s[n] in the epilogue).
+template <bool BF16, int MODE, int NB, bool BIASED, bool ORDERED = true>
+static __device__ __forceinline__ void w4a16_gemv_tile_mma(float (&acc)[NB][4], uint32_t (&q)[4][4],
+                                                           const uint32_t (&b)[NB][8], const uint32_t (&sv)[4],
+                                                           const uint32_t (&zv)[4], bool whole) {
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  const uint32_t kneg[4] = {0xc308c308u, 0xc308c308u, 0xc308c308u, 0xc308c308u};  // bf16 -136 pairs
+  if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
+    // the scale of (row g, half 0) (g + 8, 0) (g, 1) (g + 8, 1) in fp32
+    float sf[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = sv[i];
+      if constexpr (BF16)
+        sf[i] = __uint_as_float(v << 16);
+      else
+        sf[i] = __half2float(__ushort_as_half((unsigned short)v));
+    }
+    if (whole) {
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          w4a16_gemv_mma<BF16, ORDERED>(part, q[j], b[nb][2 * j], b[nb][2 * j + 1]);
+          if constexpr (BIASED) w4a16_gemv_mma<BF16, ORDERED>(part, kneg, b[nb][2 * j], b[nb][2 * j + 1]);
+        }
+        acc[nb][0] = fmaf(sf[0], part[0], acc[nb][0]);
+        acc[nb][1] = fmaf(sf[0], part[1], acc[nb][1]);
+        acc[nb][2] = fmaf(sf[1], part[2], acc[nb][2]);
+        acc[nb][3] = fmaf(sf[1], part[3], acc[nb][3]);
+      }
+      return;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 2 * h; j < 2 * h + 2; ++j) {
+          w4a16_gemv_mma<BF16, ORDERED>(part, q[j], b[nb][2 * j], b[nb][2 * j + 1]);
+          if constexpr (BIASED) w4a16_gemv_mma<BF16, ORDERED>(part, kneg, b[nb][2 * j], b[nb][2 * j + 1]);
+        }
+        acc[nb][0] = fmaf(sf[2 * h], part[0], acc[nb][0]);
+        acc[nb][1] = fmaf(sf[2 * h], part[1], acc[nb][1]);
+        acc[nb][2] = fmaf(sf[2 * h + 1], part[2], acc[nb][2]);
+        acc[nb][3] = fmaf(sf[2 * h + 1], part[3], acc[nb][3]);
+      }
+    }
+  } else {
+    if constexpr (ZP) {
+      // w = s * q + z in the activation dtype; (v, v) pairs per (row, k half)
+      uint32_t s2[4], z2[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        s2[i] = w4a16_gemv_dup16(sv[i]);
+        z2[i] = w4a16_gemv_dup16(zv[i]);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int h = j >> 1;
+        q[j][0] = w4a16_gemv_fma2<BF16>(q[j][0], s2[2 * h], z2[2 * h]);
+        q[j][1] = w4a16_gemv_fma2<BF16>(q[j][1], s2[2 * h + 1], z2[2 * h + 1]);
+        q[j][2] = w4a16_gemv_fma2<BF16>(q[j][2], s2[2 * h], z2[2 * h]);
+        q[j][3] = w4a16_gemv_fma2<BF16>(q[j][3], s2[2 * h + 1], z2[2 * h + 1]);
+      }
+    }
+    // PER_COLUMN: codes here, s[n] in the epilogue
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        w4a16_gemv_mma<BF16, ORDERED>(acc[nb], q[j], b[nb][2 * j], b[nb][2 * j + 1]);
+        if constexpr (BIASED) w4a16_gemv_mma<BF16, ORDERED>(acc[nb], kneg, b[nb][2 * j], b[nb][2 * j + 1]);
+      }
+  }
+}
+
+// Epilogue of one 16-row block rb: acc[nb] = (row 16 rb + g, tokens nb * 8 + 2t, +1),
+// (row 16 rb + g + 8, same tokens). Writes alpha * v (* s[n] per-column) + bias[n] to D in the
+// activation dtype, or (partial) the fp32 value to split slice z of the workspace; tokens >= M
+// are never stored.
+template <typename T, int MODE, int NB>
+static __device__ __forceinline__ void w4a16_gemv_store(const struct w4a16_gemv_args &args, const float (&acc)[NB][4],
+                                                        int rb, int g, int t, bool partial, int z) {
+  const int n_lo = 16 * rb + g, n_hi = n_lo + 8;
+  float s_lo = 1.f, s_hi = 1.f;
+  if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
+    s_lo = w4a16_to_float(((const T *)args.scales)[n_lo]);
+    s_hi = w4a16_to_float(((const T *)args.scales)[n_hi]);
+  }
+  const T *bias = (const T *)args.bias;
+  float b_lo = 0.f, b_hi = 0.f;
+  if (!partial && bias) {
+    b_lo = w4a16_to_float(bias[n_lo]);
+    b_hi = w4a16_to_float(bias[n_hi]);
+  }
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int m = nb * 8 + 2 * t + (i & 1);
+      const int n = (i & 2) ? n_hi : n_lo;
+      if (m < args.m) {
+        const float v = acc[nb][i] * ((i & 2) ? s_hi : s_lo);
+        if (partial)
+          args.ws[((size_t)z * args.m + m) * args.n + n] = v;
+        else
+          ((T *)args.d)[m * args.ldd + n] = w4a16_from_float<T>(args.alpha * v + ((i & 2) ? b_hi : b_lo));
+      }
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The kernel
@@ -382,15 +535,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
           // tile of iteration it + STAGES
           uint32_t q[RB][4][4];
 #pragma unroll
-          for (int r = 0; r < RB; ++r) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              if constexpr (BF16)
-                w4a16_u4x8_to_bf16x8<ZP ? 0 : 8>(wbuf[p][u][r][j], q[r][j]);
-              else
-                w4a16_u4x8_to_f16x8<ZP ? 0 : 8>(wbuf[p][u][r][j], q[r][j]);
-            }
-          }
+          for (int r = 0; r < RB; ++r) w4a16_gemv_dequant<BF16, MODE, false>(wbuf[p][u][r], q[r]);
           W4A16_GEMV_LOAD_W(p, u);
           if (u == U - 1) W4A16_GEMV_ADVANCE_W(it + STAGES);
 
@@ -411,7 +556,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 #pragma unroll
           for (int r = 0; r < RB; ++r) {
             // group values v[i] of (row g, half 0) (g + 8, 0) (g, 1) (g + 8, 1) from shared memory
-            uint32_t sv[4], zv[4];
+            uint32_t sv[4] = {0u, 0u, 0u, 0u}, zv[4] = {0u, 0u, 0u, 0u};
             if constexpr (!PC) {
               const uint32_t a_ = sc_rd + p * STAGE_BYTES + (u * RB + r) * 64;
 #pragma unroll
@@ -420,56 +565,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
                 if constexpr (ZP) zv[i] = w4a16_gemv_lds_u16(a_ + SC_WARP + (i >> 1) * 32 + (i & 1) * 16);
               }
             }
-            if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
-              // exact codes (q - 8) into the mma, one k half (one group) at a time; its scale is
-              // applied in fp32: sf = scale of (row g, half 0) (g + 8, 0) (g, 1) (g + 8, 1)
-              float sf[4];
-#pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                const uint32_t v = sv[i];
-                if constexpr (BF16)
-                  sf[i] = __uint_as_float(v << 16);
-                else
-                  sf[i] = __half2float(__ushort_as_half((unsigned short)v));
-              }
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-#pragma unroll
-                for (int nb = 0; nb < NB; ++nb) {
-                  float part[4] = {0.f, 0.f, 0.f, 0.f};
-                  w4a16_gemv_mma<BF16>(part, q[r][2 * h], b[nb][4 * h], b[nb][4 * h + 1]);
-                  w4a16_gemv_mma<BF16>(part, q[r][2 * h + 1], b[nb][4 * h + 2], b[nb][4 * h + 3]);
-                  acc[r][nb][0] = fmaf(sf[2 * h], part[0], acc[r][nb][0]);
-                  acc[r][nb][1] = fmaf(sf[2 * h], part[1], acc[r][nb][1]);
-                  acc[r][nb][2] = fmaf(sf[2 * h + 1], part[2], acc[r][nb][2]);
-                  acc[r][nb][3] = fmaf(sf[2 * h + 1], part[3], acc[r][nb][3]);
-                }
-              }
-            } else {
-              if constexpr (ZP) {
-                // w = s * q + z in the activation dtype; (v, v) pairs per (row, k half)
-                uint32_t s2[4], z2[4];
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                  s2[i] = w4a16_gemv_dup16(sv[i]);
-                  z2[i] = w4a16_gemv_dup16(zv[i]);
-                }
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                  const int h = j >> 1;
-                  q[r][j][0] = w4a16_gemv_fma2<BF16>(q[r][j][0], s2[2 * h], z2[2 * h]);
-                  q[r][j][1] = w4a16_gemv_fma2<BF16>(q[r][j][1], s2[2 * h + 1], z2[2 * h + 1]);
-                  q[r][j][2] = w4a16_gemv_fma2<BF16>(q[r][j][2], s2[2 * h], z2[2 * h]);
-                  q[r][j][3] = w4a16_gemv_fma2<BF16>(q[r][j][3], s2[2 * h + 1], z2[2 * h + 1]);
-                }
-              }
-              // PER_COLUMN: exact codes here, s[n] in the epilogue
-#pragma unroll
-              for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int nb = 0; nb < NB; ++nb)
-                  w4a16_gemv_mma<BF16>(acc[r][nb], q[r][j], b[nb][2 * j], b[nb][2 * j + 1]);
-            }
+            // exact codes, per k half: this kernel's register cap (80 at tile_m 8) leaves no room for more
+            w4a16_gemv_tile_mma<BF16, MODE, NB, false>(acc[r], q[r], b, sv, zv, false);
           }
         }
       }
@@ -511,38 +608,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
         }
   }
 
-  // epilogue: acc[r][nb] = (row n_lo, tokens m0, m0+1), (row n_lo + 8, tokens m0, m0+1)
+  // epilogue: D (or this slice's fp32 partials) of each row block
   const bool partial = gridDim.z > 1;
-  const T *bias = (const T *)args.bias;
 #pragma unroll
-  for (int r = 0; r < RB; ++r) {
-    const int n_lo = 16 * (nt0 + r) + g, n_hi = n_lo + 8;
-    float s_lo = 1.f, s_hi = 1.f;
-    if constexpr (PC) {
-      s_lo = w4a16_to_float(((const T *)args.scales)[n_lo]);
-      s_hi = w4a16_to_float(((const T *)args.scales)[n_hi]);
-    }
-    float b_lo = 0.f, b_hi = 0.f;
-    if (!partial && bias) {
-      b_lo = w4a16_to_float(bias[n_lo]);
-      b_hi = w4a16_to_float(bias[n_hi]);
-    }
-#pragma unroll
-    for (int nb = 0; nb < NB; ++nb) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int m = nb * 8 + 2 * t + (i & 1);
-        const int n = (i & 2) ? n_hi : n_lo;
-        if (m < M) {
-          const float v = acc[r][nb][i] * ((i & 2) ? s_hi : s_lo);
-          if (partial)
-            args.ws[((size_t)blockIdx.z * M + m) * N + n] = v;
-          else
-            ((T *)args.d)[m * args.ldd + n] = w4a16_from_float<T>(args.alpha * v + ((i & 2) ? b_hi : b_lo));
-        }
-      }
-    }
-  }
+  for (int r = 0; r < RB; ++r) w4a16_gemv_store<T, MODE, NB>(args, acc[r], nt0 + r, g, t, partial, blockIdx.z);
 }
 
 // The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as
@@ -596,8 +665,9 @@ static inline bool w4a16_gemv_pdl_ok(void (*kernel)(const struct w4a16_gemv_args
   return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
 }
 
-template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int WK>
-static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
+// The kernel arguments of a launch: split = the K split (gridDim.z), gshift = log2(group size)
+// (the fine-grained group sizes are powers of two; per-column: unused).
+static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launch_params *p, int split) {
   struct w4a16_gemv_args a;
   a.w = (const unsigned char *)p->w;
   a.a = p->a;
@@ -611,11 +681,18 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   a.m = p->m;
   a.n = p->n;
   a.k = p->k;
-  const int split = p->split_k > 1 ? p->split_k : 1;
   a.kz_tiles = (p->k / 64) / split;
   a.gshift = 0;
   while (a.gshift < 30 && (1 << (a.gshift + 1)) <= p->group_size) ++a.gshift;  // group = 1 << gshift
   a.alpha = p->alpha;
+  a.late_trigger = 0;
+  return a;
+}
+
+template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int WK>
+static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
+  const int split = p->split_k > 1 ? p->split_k : 1;
+  struct w4a16_gemv_args a = w4a16_gemv_args_of(p, split);
 
   void (*kernel)(const struct w4a16_gemv_args) = w4a16_gemv_kernel<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, WK>;
   const int smem = w4a16_gemv_shape<TILE_N, TILE_M, TILE_K, STAGES, WK,

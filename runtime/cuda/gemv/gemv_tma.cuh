@@ -1,0 +1,373 @@
+// gemv_tma.cuh - the decode path on sm_90: the weights stream through shared memory by TMA bulk
+// copies, and each kernel overlaps its weight stream with the previous kernel's tail.
+//
+// Why (docs/PERFORMANCE.md, "GEMV on sm_90: TMA bulk streaming"): a decode GEMV is one pass over
+// the weights, so what is left between it and the HBM roofline is the time the memory system
+// idles at its start (launch, first-byte latency) and end (tail, epilogue). tools/pdl_stream_probe.cu
+// measured that back-to-back streaming kernels reach 0.96-1.00 of 3.1 TB/s on 35-240 MB layers
+// (0.82 at 8.7 MB) when (a) the grid is one wave of equal CTAs, (b) each CTA issues tens of KB of
+// weight loads before griddepcontrol.wait, (c) it lets its dependent launch at once, and (d) the
+// dependent's CTAs fit beside the running ones (shared memory <= ~1/2 of an SM per CTA). This
+// kernel does (b)-(d); (a) only approximately (one CTA per unit of rows).
+//
+// A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
+// 16-row blocks of weights over all of K (no split); the grid has one CTA per unit (a CTA walks
+// several units only under the W4A16_GEMV_TMA_CTAS cap; a persistent grid of one CTA per SM was
+// measured slower: the decode math of an SM needs the warps of 2-3 CTAs). Stage = 16 KB of
+// packed weights: TT = 32 / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
+// packed layout keeps a row block's tiles contiguous, docs/LAYOUT.md, so that is R bulk copies),
+// plus the stage's activations ([M rows] x 64 TT, one bulk copy per token row, rows padded by
+// 16 bytes so ldmatrix is conflict-free) and the group scales (and zeros) of its rows (one
+// R x 32-byte copy per group). STAGES stages ring on a "full" mbarrier each (the producer warp's
+// lane 0 posts expect_tx and issues the copies) and an "empty" one (each consumer warp arrives
+// when done with the stage; the producer waits for it before refilling the slot).
+//
+// Warp w takes tiles 4w .. 4w+3 of the stage's [R][TT] tiles: row block (4w) / TT, four
+// consecutive 64-wide k tiles, two at a time (their shared-memory loads first, then the math;
+// four would spill at the 96-register cap of two CTAs per SM). Per tile: one 16-byte shared load
+// per lane (its mma A fragments), dequant (common/dequant.cuh), ldmatrix of the activations,
+// mma.sync m16n8k16 and the group scale in fp32 (w4a16_gemv_tile_mma, shared with gemv.cuh,
+// here with the mma free to interleave with the other tile's). bf16 symmetric modes feed the
+// codes biased by 128 and remove the bias with one more mma (w4a16_gemv_biased); with groups
+// of 64 or more a tile's scale is applied once. The 8 / R warps of a row block are summed in a
+// reduction buffer in warp order (deterministic), then stored (w4a16_gemv_store).
+//
+// Programmatic dependent launch: before griddepcontrol.wait a CTA issues the weight and scale
+// (zero) copies of its first STAGES stages - the quantized weights, which w4a16.h's ordering
+// contract keeps constant across the dependency - and executes launch_dependents, so the next
+// kernel's CTAs can start streaming while this one runs; A is copied after the wait, D written
+// after it. Shared memory is sized at launch for the actual M (A rows) and group size.
+// sm_90a only (cp.async.bulk, mbarrier tx counts, griddepcontrol); the runtime's architecture
+// guard never launches it elsewhere.
+#ifndef W4A16_GEMV_GEMV_TMA_CUH
+#define W4A16_GEMV_GEMV_TMA_CUH
+
+#include "gemv/gemv.cuh"
+
+#define W4A16_GEMV_TMA_STAGE_W 16384  // packed-weight bytes per stage (32 tiles of 512 bytes)
+#define W4A16_GEMV_TMA_MIN_SMEM 0  // no padding: as many CTAs per SM as fit (measured: more warps per SM win)
+
+// Shared-memory layout of one launch (runtime M and group size): STAGES x [weights | A | scales
+// | zeros] and the stage barriers; the row-block reduction reuses the stage area afterwards.
+struct w4a16_gemv_tma_layout {
+  uint32_t a_row;    // bytes per activation row of a stage (64 TT x 2 + 16)
+  uint32_t a_off;    // offset of the activations in a stage
+  uint32_t s_off;    // offset of the scales in a stage (then zeros at + s_bytes)
+  uint32_t s_bytes;  // scale bytes per stage: groups per stage x R x 32
+  uint32_t stage;    // bytes per stage (multiple of 128)
+  uint32_t bars;     // offset of the STAGES full, then STAGES empty barriers
+  uint32_t red;      // offset of the row-block reduction buffer (8 warps x n8 blocks x 512 bytes)
+  uint32_t total;    // dynamic shared memory bytes
+};
+
+static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_gemv_tma_layout_of(
+    int R, int tile_m, int stages, int m, int group_shift, int vectors) {
+  struct w4a16_gemv_tma_layout l;
+  const int tt = 32 / R;
+  const int gps = vectors ? ((64 * tt) >> group_shift > 0 ? (64 * tt) >> group_shift : 1) : 0;
+  l.a_row = (uint32_t)(tt * 128 + 16);
+  l.a_off = W4A16_GEMV_TMA_STAGE_W;
+  l.s_off = l.a_off + (uint32_t)m * l.a_row;
+  l.s_bytes = (uint32_t)(gps * R * 32);
+  l.stage = (l.s_off + l.s_bytes * (uint32_t)vectors + 127u) & ~127u;
+  l.bars = l.stage * (uint32_t)stages;
+  l.red = (l.bars + 16u * (uint32_t)stages + 127u) & ~127u;  // after the full and empty barriers
+  l.total = l.red + 8u * (uint32_t)((tile_m + 7) / 8) * 512u;
+  return l;
+}
+
+static __device__ __forceinline__ void w4a16_gemv_tma_mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+static __device__ __forceinline__ void w4a16_gemv_tma_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void w4a16_gemv_tma_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nW4A16_GEMV_TMA_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W4A16_GEMV_TMA_WAIT;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// global -> shared bulk copy completing on an mbarrier; L2 evict_first (read once) or evict_last
+template <bool STREAM>
+static __device__ __forceinline__ void w4a16_gemv_tma_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
+                                                           uint64_t pol) {
+  (void)STREAM;
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(pol)
+      : "memory");
+}
+
+template <typename T, int MODE, int R, int TILE_M, int STAGES>
+__global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  constexpr bool PC = MODE == W4A16_PER_COLUMN_SCALE_ONLY;
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  constexpr int VEC = PC ? 0 : ZP ? 2 : 1;
+  constexpr int TT = 32 / R;      // 64-wide k tiles of each row block per stage
+  constexpr int TK = 64 * TT;     // K per stage
+  constexpr int NB = (TILE_M + 7) / 8;  // n8 token blocks
+  constexpr int WPR = 8 / R;      // warps per row block
+  constexpr int UB = 2;  // tiles whose loads are issued together (4 spill at the 96-register cap)
+  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
+  constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // bias removed by one more mma
+  static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
+  static_assert(TILE_M == 4 || TILE_M == 8 || TILE_M == 16, "TILE_M is 4, 8 or 16");
+
+  extern __shared__ __align__(128) unsigned char w4a16_gemv_tma_smem[];
+  const uint32_t base = (uint32_t)__cvta_generic_to_shared(w4a16_gemv_tma_smem);
+  const int M = args.m, N = args.n;
+  const int gshift = (int)args.gshift;
+  const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, M, gshift, VEC);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int ktiles = args.k >> 6;           // 64-wide tiles per row block
+  const int n_st = args.k / TK;             // stages per unit
+  const int units = N / (16 * R);           // units of R row blocks; this CTA takes blockIdx.x + j gridDim.x
+  const int my_units = (units - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
+  const int total = my_units * n_st;        // stages this CTA streams, in order (unit, stage)
+  const uint32_t bars = base + L.bars;
+
+  // the producer lane: the copies of stage i into slot i % STAGES. Weights and scales are
+  // "constant" (may precede the wait), activations are not.
+  const uint32_t gps = L.s_bytes / (R * 32);  // group rows per stage
+  uint64_t pol_stream = 0, pol_keep = 0;
+  if (threadIdx.x == W4A16_GEMV_THREADS) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol_stream));
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol_keep));
+  }
+  const uint32_t a_bytes = (uint32_t)TK * 2;
+  const uint32_t tx = W4A16_GEMV_TMA_STAGE_W + (uint32_t)M * a_bytes + L.s_bytes * VEC;
+  // sequence number c = (unit j of this CTA, stage i of its K): slot c % STAGES
+  auto issue_const = [&](int c) {
+    const int j = c / n_st, i = c - j * n_st;
+    const int rb0 = ((int)blockIdx.x + j * (int)gridDim.x) * R;
+    const unsigned char *wsrc = args.w + (size_t)rb0 * ktiles * 512;
+    const unsigned char *ssrc = (const unsigned char *)args.scales + (size_t)rb0 * 32;
+    const unsigned char *zsrc = (const unsigned char *)args.zeros + (size_t)rb0 * 32;
+    const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
+    const uint32_t bar = bars + 8u * (uint32_t)(c % STAGES);
+    w4a16_gemv_tma_expect(bar, tx);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      w4a16_gemv_tma_copy<true>(st + r * TT * 512, wsrc + ((size_t)r * ktiles + (size_t)i * TT) * 512, TT * 512, bar,
+                                pol_stream);
+    if constexpr (VEC > 0) {
+      const size_t g0 = ((size_t)i * TK) >> gshift;
+      for (uint32_t x = 0; x < gps; ++x) {
+        const size_t off = (g0 + x) * (size_t)N * 2;
+        w4a16_gemv_tma_copy<true>(st + L.s_off + x * R * 32, ssrc + off, R * 32, bar, pol_stream);
+        if constexpr (ZP) w4a16_gemv_tma_copy<true>(st + L.s_off + L.s_bytes + x * R * 32, zsrc + off, R * 32, bar, pol_stream);
+      }
+    }
+  };
+  auto issue_a = [&](int c) {
+    const int i = c % n_st;
+    const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
+    const uint32_t bar = bars + 8u * (uint32_t)(c % STAGES);
+    const T *a = (const T *)args.a + (size_t)i * TK;
+    for (int m = 0; m < M; ++m)
+      w4a16_gemv_tma_copy<false>(st + L.a_off + m * L.a_row, a + (size_t)m * args.lda, a_bytes, bar, pol_keep);
+  };
+
+  const bool producer = warp == W4A16_GEMV_WARPS;  // the 9th warp: lane 0 issues every copy
+  if (producer && lane == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      w4a16_gemv_tma_mbar_init(bars + 8u * s, 1);
+      w4a16_gemv_tma_mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_WARPS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int c = 0; c < STAGES && c < total; ++c) issue_const(c);
+  }
+  __syncthreads();
+  // every CTA of this grid is resident (one wave of CTAs that fit twice per SM): the next
+  // kernel may launch now; it waits for this grid's completion before reading what we write
+  w4a16_gemv_griddep_launch_dependents();
+  if (producer) {
+    if (lane == 0) {
+      w4a16_gemv_griddep_wait();
+      for (int c = 0; c < STAGES && c < total; ++c) issue_a(c);
+      for (int c = STAGES; c < total; ++c) {
+        // slot c % STAGES is free once the 8 consumer warps have arrived for stage c - STAGES
+        w4a16_gemv_tma_wait(bars + 8u * (uint32_t)(STAGES + c % STAGES), (uint32_t)(c / STAGES - 1) & 1u);
+        issue_const(c);
+        issue_a(c);
+      }
+    }
+    return;
+  }
+
+  // this warp's tiles: row block rw, k tiles t0 .. t0 + 3 of each stage
+  const int rw = (4 * warp) / TT, t0 = (4 * warp) % TT;
+  // ldmatrix rows (token rows >= M clamped to M - 1: computed, never stored)
+  uint32_t ldsm_off[NB];
+#pragma unroll
+  for (int nb = 0; nb < NB; ++nb) {
+    int row = nb * 8 + (lane & 7);
+    row = row < M ? row : M - 1;
+    ldsm_off[nb] = L.a_off + (uint32_t)row * L.a_row + (uint32_t)t0 * 128 + (lane >> 3) * 16;
+  }
+  const uint32_t w_off = (uint32_t)(rw * TT + t0) * 512 + lane * 16;
+  const uint32_t s_off = L.s_off + rw * 32 + g * 2;
+
+  float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_tma_smem + L.red);
+  int c = 0;  // stage sequence number, as the producer's
+  for (int j = 0; j < my_units; ++j) {
+    const int rb0 = ((int)blockIdx.x + j * (int)gridDim.x) * R;  // first row block of the unit
+    float acc[NB][4];
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[nb][x] = 0.f;
+
+    for (int i = 0; i < n_st; ++i, ++c) {
+      const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
+      w4a16_gemv_tma_wait(bars + 8u * (uint32_t)(c % STAGES), (uint32_t)(c / STAGES) & 1u);
+      const int g0 = (i * TK) >> gshift;  // first group row of the stage
+      // UB tiles at a time: every shared-memory load of the batch is issued before its math (the
+      // asm statements keep their order, so this order is the schedule)
+#pragma unroll
+      for (int u0 = 0; u0 < 4; u0 += UB) {
+        uint32_t wq[UB][4], b[UB][NB][8], sv[UB][4], zv[UB][4];
+#pragma unroll
+        for (int x = 0; x < UB; ++x)
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(wq[x][0]), "=r"(wq[x][1]), "=r"(wq[x][2]), "=r"(wq[x][3])
+                       : "r"(st + w_off + (u0 + x) * 512));
+#pragma unroll
+        for (int x = 0; x < UB; ++x)
+#pragma unroll
+          for (int nb = 0; nb < NB; ++nb) {
+            uint32_t lo[4], hi[4];
+            w4a16_gemv_ldsm_x4(lo, st + ldsm_off[nb] + (u0 + x) * 128);
+            w4a16_gemv_ldsm_x4(hi, st + ldsm_off[nb] + (u0 + x) * 128 + 64);
+#pragma unroll
+            for (int y = 0; y < 4; ++y) {
+              b[x][nb][y] = lo[y];
+              b[x][nb][4 + y] = hi[y];
+            }
+          }
+#pragma unroll
+        for (int x = 0; x < UB; ++x) {
+#pragma unroll
+          for (int y = 0; y < 4; ++y) sv[x][y] = zv[x][y] = 0u;
+          if constexpr (!PC) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              // group row of (tile u0 + x, k half h) within the stage
+              const int gl = ((i * TK + (t0 + u0 + x) * 64 + 32 * h) >> gshift) - g0;
+              const uint32_t a_ = st + s_off + (uint32_t)gl * (R * 32);
+              sv[x][2 * h] = w4a16_gemv_lds_u16(a_);
+              sv[x][2 * h + 1] = w4a16_gemv_lds_u16(a_ + 16);
+              if constexpr (ZP) {
+                zv[x][2 * h] = w4a16_gemv_lds_u16(a_ + L.s_bytes);
+                zv[x][2 * h + 1] = w4a16_gemv_lds_u16(a_ + L.s_bytes + 16);
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int x = 0; x < UB; ++x) {
+          uint32_t q[4][4];
+          w4a16_gemv_dequant<BF16, MODE, BIASED>(wq[x], q);
+          w4a16_gemv_tile_mma<BF16, MODE, NB, BIASED, false>(acc, q, b[x], sv[x], zv[x], gshift >= 6);
+        }
+      }
+      __syncwarp();  // the warp is done with this slot
+      if (lane == 0)
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8u * (uint32_t)(STAGES + c % STAGES))
+                     : "memory");
+    }
+
+    // D is written below: the previous grid must have completed (the producer waited before
+    // copying A; these threads did not; at once after the first time)
+    w4a16_gemv_griddep_wait();
+    // the WPR warps of a row block, summed in warp order through the reduction buffer (the
+    // leaders' reads of the previous unit are done: they passed the first barrier too)
+    if constexpr (WPR > 1) {
+      asm volatile("bar.sync 1, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");  // the consumer warps
+      if (warp % WPR != 0) {
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb)
+          red[(warp * NB + nb) * 32 + lane] = make_float4(acc[nb][0], acc[nb][1], acc[nb][2], acc[nb][3]);
+      }
+      asm volatile("bar.sync 2, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");
+      if (warp % WPR != 0) continue;
+#pragma unroll
+      for (int w2 = 1; w2 < WPR; ++w2)
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) {
+          const float4 v = red[((warp + w2) * NB + nb) * 32 + lane];
+          acc[nb][0] += v.x;
+          acc[nb][1] += v.y;
+          acc[nb][2] += v.z;
+          acc[nb][3] += v.w;
+        }
+    }
+    w4a16_gemv_store<T, MODE, NB>(args, acc, rb0 + rw, g, t, false, 0);
+  }
+#endif
+}
+
+// W4A16_GEMV_TMA_CTAS=n (n > 0): at most n CTAs (diagnostic and test switch: several units per
+// CTA on small problems); unset: one per SM.
+static inline int w4a16_gemv_tma_ctas_env(void) {
+  static const int n = []() {
+    const char *e = getenv("W4A16_GEMV_TMA_CTAS");
+    return e ? atoi(e) : 0;
+  }();
+  return n;
+}
+
+// Host side (called from the generated instantiation files). Launch checks done by the runtime:
+// N % TILE_N == 0, K % (64 TT) == 0, M <= TILE_M, fine-grained group sizes powers of two >= 32.
+template <typename T, int MODE, int R, int TILE_M, int STAGES>
+static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
+  constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
+  struct w4a16_gemv_args a = w4a16_gemv_args_of(p, 1);
+  if (VEC == 0) a.gshift = 0;  // per-column: no group rows (the layout's scale area is empty)
+
+  void (*kernel)(const struct w4a16_gemv_args) = w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>;
+  // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
+  static const cudaError_t attr_err = [kernel]() {
+    const int most = (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                most > W4A16_GEMV_TMA_MIN_SMEM ? most : W4A16_GEMV_TMA_MIN_SMEM);
+  }();
+  if (attr_err != cudaSuccess) return (int)attr_err;
+  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
+
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  // one CTA per unit (measured faster than a persistent grid of one CTA per SM: the SM's
+  // decode math needs the warps of 2-3 CTAs); W4A16_GEMV_TMA_CTAS caps the grid, the CTAs then
+  // walk several units
+  const int units = p->n / (16 * R);
+  int ctas = units;
+  if (w4a16_gemv_tma_ctas_env() > 0) ctas = w4a16_gemv_tma_ctas_env();
+  cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
+  cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
+  cfg.dynamicSmemBytes = l.total > W4A16_GEMV_TMA_MIN_SMEM ? l.total : W4A16_GEMV_TMA_MIN_SMEM;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return (int)e;
+}
+
+template <typename T, int MODE, int R, int TILE_M, int STAGES>
+static inline int w4a16_gemv_tma_probe(void) {
+  cudaFuncAttributes attr;
+  return (int)cudaFuncGetAttributes(&attr, w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>);
+}
+
+#endif
