@@ -32,6 +32,15 @@ MIN_STAGES = 2
 # run uneven slices. Slices write fp32 partials; the launch enqueues common/splitk.cuh's reduction.
 MAX_SPLIT_K = 12
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
+# Two CTAs per SM (the next kernel's CTA can be resident and prefetch its weights while this
+# one streams) for register-light tiles: consumers get 96 registers (setmaxnreg); the estimate
+# below overshoots ptxas here (128x16x64: estimate 72, 68 used; no spills in ptxas -v); each
+# CTA gets at most half an SM's 228 KB (1 KB reserved per CTA).
+# Keep in step with Cfg::kCtasPerSm in gemm_sm90.cuh.
+LIGHT_REGS = 96
+SMEM_HALF_SM = 233472 // 2 - 1024
+MAX_STAGES_2 = 16         # half an SM of small stages: more of them keep the bytes in flight
+MIN_STAGES_2 = 4
 
 # Default build set (CI-sized, 24 instantiations): the tiles that won the H100 bench
 # (docs/PERFORMANCE.md), every mode and dtype where valid. 256x64x128 has no
@@ -67,15 +76,36 @@ def epilogue_bytes(tn, tm, sched):
     return (1 if sched == Schedule.COOPERATIVE else 2) * per
 
 
+def _fixed_bytes(tn, tm, sched):
+    # epilogue staging, 2 order barriers, 1024 bytes of alignment slack
+    return _round(epilogue_bytes(tn, tm, sched), 16) + 16 + 1024
+
+
 def smem_bytes(mode, tn, tm, tk, sched, stages):
-    # + full/empty barriers per stage, 2 order barriers, 1024 bytes of alignment slack
-    return stages * stage_bytes(mode, tn, tm, tk) + _round(epilogue_bytes(tn, tm, sched), 16) + stages * 16 + 16 + 1024
+    # stages + a full and an empty barrier per stage; a one-CTA-per-SM tile asks for more than
+    # half an SM (Cfg::kSmemBytes), so smem_bytes <= SMEM_HALF_SM <=> two CTAs per SM
+    raw = stages * (stage_bytes(mode, tn, tm, tk) + 16) + _fixed_bytes(tn, tm, sched)
+    if raw <= SMEM_HALF_SM and ctas_per_sm(mode, tn, tm, tk, sched) == 1:
+        return SMEM_HALF_SM + 1024
+    return raw
+
+
+def _fit(mode, tn, tm, tk, sched, limit, most):
+    per = stage_bytes(mode, tn, tm, tk) + 16
+    return max(0, min(most, (limit - _fixed_bytes(tn, tm, sched)) // per))
+
+
+def ctas_per_sm(mode, tn, tm, tk, sched):
+    """2 for register-light tiles with >= MIN_STAGES_2 stages in half an SM, else 1."""
+    if consumer_registers(mode, tn, tm, tk, sched) > LIGHT_REGS:
+        return 1
+    return 2 if _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2) >= MIN_STAGES_2 else 1
 
 
 def stages_for(mode, tn, tm, tk, sched):
-    fixed = _round(epilogue_bytes(tn, tm, sched), 16) + 16 + 1024
-    per = stage_bytes(mode, tn, tm, tk) + 16
-    return max(0, min(MAX_STAGES, (SMEM_LIMIT - fixed) // per))
+    if ctas_per_sm(mode, tn, tm, tk, sched) == 2:
+        return _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2)
+    return _fit(mode, tn, tm, tk, sched, SMEM_LIMIT, MAX_STAGES)
 
 
 def consumer_registers(mode, tn, tm, tk, sched):

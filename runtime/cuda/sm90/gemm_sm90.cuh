@@ -9,8 +9,9 @@
 //
 // Warp specialization (384 threads): warpgroup 0 is the producer (one thread issues all
 // copies; setmaxnreg.dec to 40), warpgroups 1 and 2 are consumers (setmaxnreg.inc to
-// 232): they read their packed weight fragments from shared memory (one 16-byte load per
-// lane per 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
+// 232; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm): they
+// read their packed weight fragments from shared memory (one 16-byte load per lane per
+// 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
 // apply the group scale (and zero) in registers, and issue wgmma with A from registers.
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
@@ -43,8 +44,12 @@
 // reduction (its own copy here, launched as a programmatic dependent).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
-// programmatic stream serialization; each waits (griddepcontrol.wait) before touching
-// global memory, so its launch and set-up overlap the previous kernel's tail.
+// programmatic stream serialization and let their dependents launch at once. The GEMM's
+// producer issues the weight/scale copies of its first stages before griddepcontrol.wait
+// (w4a16.h "Ordering" allows reading W, scales, zeros early), the activations after it;
+// nothing else touches global memory before the wait (how many stages: prefetch_stages()).
+// W4A16_SM90_PREFETCH=0 restores wait-then-trigger with no early reads, W4A16_SM90_NO_PDL=1
+// plain stream order.
 //
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
 // and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
@@ -70,6 +75,13 @@
 #include "sm90/sm90_ptx.cuh"
 #include "sm90/sm90_wgmma.cuh"
 #include "w4a16/w4a16.h"
+
+#ifndef W4A16_SM90_LIGHT_REGS
+#define W4A16_SM90_LIGHT_REGS 96
+#endif
+#ifndef W4A16_SM90_OVERLAP2
+#define W4A16_SM90_OVERLAP2 88
+#endif
 
 namespace w4a16_sm90 {
 
@@ -104,7 +116,7 @@ struct Cfg {
   static constexpr int kEpiBytes = (kCoop ? 1 : 2) * kEpiBufBytes;
   static constexpr int kEpiOff = STAGES * kStageBytes;
   static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
-  static constexpr int kSmemBytes = kBarOff + STAGES * 16 + 16 + 1024;  // + 2 order barriers, alignment slack
+  static constexpr int kSmemRaw = kBarOff + STAGES * 16 + 16 + 1024;  // + 2 order barriers, alignment slack
   static constexpr int kWarpsPerStage = kCoop ? 8 : 4;             // consumer warps reading a stage
   // arrivals that free a stage: every local consumer thread that read it, plus one per
   // consumer warp of each other CTA of the cluster (their producers multicast into it)
@@ -114,7 +126,23 @@ struct Cfg {
   // keep in step with generator/families/sm90.py consumer_registers()
   static constexpr int kRegsOverlap =
       R * TM / 2 + 2 * R * K16 * 4 + R * KT * 4 + R * K16 * (kZeros ? 2 : 1) + 40;
-  static constexpr bool kOverlap = kRegsOverlap <= 208;  // beyond, ptxas serializes wgmma (C7512)
+  static constexpr int kRegsSerial = kRegsOverlap - R * K16 * 4;  // one fragment buffer
+  // Two CTAs per SM (so that the next kernel's CTA can be resident and prefetch its weights
+  // while this one streams) for register-light tiles whose shared memory fits half an SM
+  // (228 KB minus 1 KB reserved per CTA): 80 registers per thread at launch, the producer
+  // keeps 40 and the consumers rise to 96 (128 x 40 + 256 x 96 <= 384 x 80; at 24 the
+  // producer spilled).
+  // Keep in step with generator/families/sm90.py ctas_per_sm().
+  static constexpr int kSmemHalfSm = 233472 / 2 - 1024;
+  static constexpr int kCtasPerSm = (kRegsSerial <= W4A16_SM90_LIGHT_REGS && kSmemRaw <= kSmemHalfSm) ? 2 : 1;
+  // A one-CTA-per-SM tile (registers) asks for more than half an SM of shared memory even where
+  // its stages need less, so that "shared memory <= kSmemHalfSm" tells the two-per-SM tiles
+  // (the runtime's split rule can read it off the kernel descriptor's smem_bytes).
+  static constexpr int kSmemBytes = kCtasPerSm == 1 && kSmemRaw <= kSmemHalfSm ? kSmemHalfSm + 1024 : kSmemRaw;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : 232;
+  // 1 CTA/SM: beyond ~208 ptxas serializes the wgmmas (C7512)
+  static constexpr bool kOverlap = kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : 208);
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
@@ -135,6 +163,9 @@ struct Params {
   int group;
   int gshift;  // log2(group) when group < TK (then a power of two), else unused
   int split_k;
+  // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
+  // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
+  int prefetch;
   float alpha;
 };
 
@@ -214,7 +245,7 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
 
 // ------------------------------------------------------------------------- the kernel
 template <typename T, class C>
-__global__ void __launch_bounds__(384, 1)
+__global__ void __launch_bounds__(384, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
                       const __grid_constant__ CUtensorMap tm_d, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -243,13 +274,20 @@ __global__ void __launch_bounds__(384, 1)
   } else {
     __syncthreads();
   }
-  // launched with programmatic stream serialization: the set-up above overlapped the
-  // previous kernel's tail; nothing global is read or written before this wait. The grid
-  // is persistent (every CTA resident from the start), so letting the next grid launch
-  // now cannot starve this one: its CTAs take SMs as ours leave and wait in their own
-  // griddepcontrol.wait for this grid's completion.
-  griddep_wait();
-  griddep_launch_dependents();
+  // Launched with programmatic stream serialization: the set-up above overlaps the
+  // previous kernel. The grid is persistent (every CTA resident from the start), so letting
+  // the next grid launch at once cannot starve this one: its CTAs take the room ours leave
+  // (or the second slot of an SM, kCtasPerSm = 2), may read their own weights, and wait in
+  // their griddepcontrol.wait for this grid's completion. With p.prefetch the producer
+  // issues the weight (scale, zero) copies of its first stages before its wait (w4a16.h,
+  // "Ordering": the kernel before does not write them) and everything else waits; without
+  // it (W4A16_SM90_PREFETCH=0) every thread waits first, then lets the next grid launch.
+  if (p.prefetch) {
+    griddep_launch_dependents();
+  } else {
+    griddep_wait();
+    griddep_launch_dependents();
+  }
 
   const int n_cl = p.n / (C::TN * C::CN);
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
@@ -260,7 +298,7 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {
     // ===================================================================== producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<C::kProducerRegs>();
     if (tid == 0) {
       tma_prefetch_desc(&tm_a);
       tma_prefetch_desc(&tm_w);
@@ -273,48 +311,80 @@ __global__ void __launch_bounds__(384, 1)
           (uint32_t)(C::kActBytes + C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
       const char *sc = (const char *)p.scales;
       const char *zr = (const char *)p.zeros;
+      // the copies of k-block kb of unit u into stage st (barrier fb): activations ...
+      auto load_act = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
+        const int kg = (u.kb0 + kb) * C::TK;
+#pragma unroll
+        for (int h = 0; h < C::KT; ++h) {
+          if (C::CN == 1) {
+            tma_load_2d(st + h * C::TM * 128, &tm_a, fb, kg + 64 * h, u.m0);
+          } else {
+            const int rows = C::TM / C::CN;
+            tma_load_2d_multicast(st + h * C::TM * 128 + cn * rows * 128, &tm_a, fb, kg + 64 * h,
+                                  u.m0 + cn * rows, mask_a);
+          }
+        }
+      };
+      // ... and packed weights, scales (zeros)
+      auto load_w = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
+        const int kg = (u.kb0 + kb) * C::TK;
+        const int wk = (u.kb0 + kb) * C::KT * 128;
+        if (C::CM == 1) {
+          tma_load_2d(st + C::kWOff, &tm_w, fb, wk, u.n0 / 16);
+        } else {
+          const int rb = C::TN / 16 / C::CM;
+          tma_load_2d_multicast(st + C::kWOff + cm * rb * C::KT * 512, &tm_w, fb, wk, u.n0 / 16 + cm * rb,
+                                mask_w);
+        }
+        const int g0 = kg / p.group;
+        for (int r = 0; r < gr_rows; ++r) {
+          const size_t off = ((size_t)(g0 + r) * p.n + u.n0) * 2;
+          bulk_load(st + C::kSOff + r * C::kRowBytes, sc + off, C::kRowBytes, fb);
+          if (C::kZeros) bulk_load(st + C::kZOff + r * C::kRowBytes, zr + off, C::kRowBytes, fb);
+        }
+      };
+      // Prefetch: the first npre stages (positions 0..npre-1 = k-blocks 0..npre-1 of this
+      // CTA's first unit; every stage is free) get their expect_tx and weight copies before
+      // griddepcontrol.wait, their activation copies after it. The consumers wait for the
+      // stage's whole byte count, so they see no stage before its activations have landed.
+      int npre = 0;
+      if (p.prefetch && cid < total) {
+        const Unit u = decode_unit<C>(cid, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+        int cap = p.prefetch > 0 ? p.prefetch : u.kn / -p.prefetch;
+        if (p.prefetch < 0 && cap < 2) cap = 2;
+        npre = u.kn < C::STAGES ? u.kn : C::STAGES;
+        if (npre > cap) npre = cap;
+        for (int kb = 0; kb < npre; ++kb) {
+          mbar_arrive_expect_tx(bar_full + 8 * kb, tx);
+          load_w(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
+        }
+      }
+      griddep_wait();
+      if (npre > 0) {
+        const Unit u = decode_unit<C>(cid, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+        for (int kb = 0; kb < npre; ++kb) load_act(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
+      }
       uint32_t pos = 0;
       for (int cu = cid; cu < total; cu += ncl) {
         const Unit u = decode_unit<C>(cu, n_cl, m_cl, k_iters, p.split_k, cn, cm);
         for (int kb = 0; kb < u.kn; ++kb, ++pos) {
+          if (pos < (uint32_t)npre) continue;  // issued above
           const uint32_t s = pos % C::STAGES;
           const uint32_t ph = (pos / C::STAGES) & 1u;
           mbar_wait(bar_empty + 8 * s, ph ^ 1u);
           const uint32_t st = base + s * C::kStageBytes;
           const uint32_t fb = bar_full + 8 * s;
           mbar_arrive_expect_tx(fb, tx);
-          const int kg = (u.kb0 + kb) * C::TK;
-#pragma unroll
-          for (int h = 0; h < C::KT; ++h) {
-            if (C::CN == 1) {
-              tma_load_2d(st + h * C::TM * 128, &tm_a, fb, kg + 64 * h, u.m0);
-            } else {
-              const int rows = C::TM / C::CN;
-              tma_load_2d_multicast(st + h * C::TM * 128 + cn * rows * 128, &tm_a, fb, kg + 64 * h,
-                                    u.m0 + cn * rows, mask_a);
-            }
-          }
-          const int wk = (u.kb0 + kb) * C::KT * 128;
-          if (C::CM == 1) {
-            tma_load_2d(st + C::kWOff, &tm_w, fb, wk, u.n0 / 16);
-          } else {
-            const int rb = C::TN / 16 / C::CM;
-            tma_load_2d_multicast(st + C::kWOff + cm * rb * C::KT * 512, &tm_w, fb, wk, u.n0 / 16 + cm * rb,
-                                  mask_w);
-          }
-          const int g0 = kg / p.group;
-          for (int r = 0; r < gr_rows; ++r) {
-            const size_t off = ((size_t)(g0 + r) * p.n + u.n0) * 2;
-            bulk_load(st + C::kSOff + r * C::kRowBytes, sc + off, C::kRowBytes, fb);
-            if (C::kZeros) bulk_load(st + C::kZOff + r * C::kRowBytes, zr + off, C::kRowBytes, fb);
-          }
+          load_act(u, kb, st, fb);
+          load_w(u, kb, st, fb);
         }
       }
     }
     __syncwarp();
   } else {
     // ===================================================================== consumers
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<C::kConsumerRegs>();
+    griddep_wait();  // before the epilogue's global reads (bias) and writes (D, partials)
     const int c = wg - 1;
     const int warp = (tid / 32) & 3;
     const int lane = tid & 31;
@@ -556,14 +626,17 @@ __global__ void __launch_bounds__(384, 1)
 
 // The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits),
 // launched as a programmatic dependent of the GEMM: its launch overlaps the GEMM and it
-// waits (griddepcontrol.wait) for the GEMM's partials before reading them.
+// waits (griddepcontrol.wait) for the GEMM's partials before reading them. With `early`
+// it lets its own dependent (the next layer's GEMM, say) launch before that wait, so the
+// next kernel's CTAs can become resident and prefetch their weights while this runs.
 template <typename T>
 __global__ void __launch_bounds__(256) splitk_reduce_pdl(const float *__restrict__ ws, int split_k, int m, int n,
                                                          float alpha, const T *__restrict__ bias, T *__restrict__ d,
-                                                         int64_t ldd) {
+                                                         int64_t ldd, int early) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  if (early) griddep_launch_dependents();
   griddep_wait();
-  griddep_launch_dependents();
+  if (!early) griddep_launch_dependents();
   w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
 #endif
 }
@@ -593,6 +666,40 @@ static inline bool pdl_enabled() {
   return on;
 }
 
+// How many stages' weights the producer loads before griddepcontrol.wait (Params::prefetch).
+// Default -8: max(2, k-blocks of its first unit / 8), at most STAGES. Measured on the H100
+// (docs/PERFORMANCE.md, sm90 2026-11-22): prefetching all stages gained 3-4% on the long
+// layers but lost 3-7% on split-K layers with 16-21 k-blocks per unit (the reduction kernel
+// between two GEMMs seems to wait behind those bytes); 2 stages there, all on long units.
+// W4A16_SM90_PREFETCH=0: no early weight reads, and every kernel lets its dependent launch
+// only after its own wait (the ordering before 2026-11-22; A/B switch); =<n> > 0: at most n
+// stages; =-<d>: max(2, k-blocks / d).
+static inline int prefetch_stages() {
+  static const int n = []() {
+    const char *e = getenv("W4A16_SM90_PREFETCH");
+    return e ? atoi(e) : -8;
+  }();
+  return n;
+}
+
+// Diagnostics (measuring split rules without the runtime's help), used only where the
+// workspace the caller passed holds the slices' partials (else the runtime's split stays):
+// W4A16_SM90_SPLIT=<n> runs split n; W4A16_SM90_SPLIT_SLOTS=1 runs the largest split whose
+// units fit the CTA slots of one wave (SMs x CTAs per SM, not SMs), capped at MAX_SPLIT_K 12.
+static inline int split_override(int split, int tiles, int slots, int m, int n, int k_iters, size_t ws_bytes) {
+  static const int want = []() {
+    const char *e = getenv("W4A16_SM90_SPLIT");
+    return e ? atoi(e) : 0;
+  }();
+  static const bool by_slots = getenv("W4A16_SM90_SPLIT_SLOTS") != nullptr;
+  int s = want;
+  if (s < 1 && by_slots) s = tiles >= slots ? 1 : (slots / tiles < 12 ? slots / tiles : 12);
+  if (s < 1) return split;
+  if (s > k_iters) s = k_iters;
+  if (s > 1 && (size_t)s * (size_t)m * (size_t)n * sizeof(float) > ws_bytes) return split;
+  return s;
+}
+
 template <typename T, class C>
 static inline int launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   EncodeTiledFn encode = encode_tiled_fn();
@@ -620,7 +727,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   }
   CUtensorMap tm_d;
   memset(&tm_d, 0, sizeof(tm_d));
-  if (C::kTmaStore && p->split_k <= 1) {
+  if (C::kTmaStore) {  // (the split may still change below: W4A16_SM90_SPLIT diagnostics)
     const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->ldd * 2};
     const cuuint32_t box[2] = {64, (cuuint32_t)C::TM};
@@ -645,15 +752,17 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   while ((1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
+  prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
   const int m_cl = (p->m + C::TM * C::CM - 1) / (C::TM * C::CM);
-  const long long units = (long long)n_cl * m_cl * prm.split_k;
   const int sms = p->sm_count > 0 ? p->sm_count : 132;
-  long long clusters = sms / C::kCluster;
+  prm.split_k = split_override(prm.split_k, (p->m + C::TM - 1) / C::TM * (p->n / C::TN), sms * C::kCtasPerSm,
+                               p->m, p->n, p->k / C::TK, p->workspace ? p->workspace_bytes : 0);
+  const long long units = (long long)n_cl * m_cl * prm.split_k;
+  long long clusters = (long long)sms * C::kCtasPerSm / C::kCluster;
   if (clusters < 1) clusters = 1;
-  if (clusters > units) clusters = units;
 
   auto kern = w4a16_sm90_kernel<T, C>;
   cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
@@ -661,7 +770,6 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
 
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[2];
-  cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.blockDim = dim3(C::kThreads, 1, 1);
   cfg.dynamicSmemBytes = C::kSmemBytes;
   cfg.stream = stream;
@@ -672,6 +780,25 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
+  if (C::kCluster > 1) {
+    // clusters must sit in one GPC: fewer may fit at once than SMs / cluster size, and the
+    // persistent grid must be resident as a whole (queried once per kernel and SM count)
+    static int cached_sms = -1, cached = 0;
+    if (cached_sms != sms) {
+      cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
+      cfg.numAttrs = 1;
+      int n = 0;
+      if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess) {
+        cudaGetLastError();
+        n = 0;
+      }
+      cached = n;
+      cached_sms = sms;
+    }
+    if (cached > 0 && clusters > cached) clusters = cached;
+  }
+  if (clusters > units) clusters = units;
+  cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
   if (err != cudaSuccess) return (int)err;
@@ -687,7 +814,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     rc.attrs = &attr[1];
     rc.numAttrs = pdl_enabled() ? 1 : 0;
     err = cudaLaunchKernelEx(&rc, splitk_reduce_pdl<T>, (const float *)p->workspace, prm.split_k, p->m, p->n,
-                             p->alpha, (const T *)p->bias, (T *)p->d, (int64_t)p->ldd);
+                             p->alpha, (const T *)p->bias, (T *)p->d, (int64_t)p->ldd,
+                             prm.prefetch != 0);
     if (err != cudaSuccess) return (int)err;
   }
   return (int)cudaGetLastError();
