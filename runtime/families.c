@@ -3,6 +3,10 @@
 
 #include "internal.h"
 
+/* the most dynamic shared memory of an sm90 kernel that runs two CTAs per SM (half of the
+   H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
+#define W4A16_SM90_HALF_SM_SMEM 115712
+
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
 }
@@ -92,16 +96,20 @@ int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, in
   if (kd->split_k <= 1 || sm_count <= 0) return 1;
   int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
   int64_t k_iters = p->k / kd->tile_k;
-  if (tiles >= sm_count) return 1;
   if (kd->family == W4A16_FAMILY_SM90) {
     /* sm90 slices K unevenly ([z*k_iters/split, (z+1)*k_iters/split) k-blocks), so any
      * split <= k_iters works: the largest split whose units still fit in one wave of the
-     * persistent grid (tiles * split <= sm_count), capped by the kernel's split_k. */
-    int64_t s = sm_count / tiles;
+     * persistent grid (tiles * split <= its CTA slots), capped by the kernel's split_k. The
+     * register-light tiles run two CTAs per SM, and exactly those ask for at most half an SM of
+     * shared memory (runtime/cuda/sm90/gemm_sm90.cuh, Cfg::kCtasPerSm). */
+    const int64_t slots = (int64_t)sm_count * (kd->smem_bytes <= W4A16_SM90_HALF_SM_SMEM ? 2 : 1);
+    if (tiles >= slots) return 1;
+    int64_t s = slots / tiles;
     if (s > kd->split_k) s = kd->split_k;
     if (s > k_iters) s = k_iters;
     return s > 1 ? (int)s : 1;
   }
+  if (tiles >= sm_count) return 1;
   /* GEMV: splitting half a wave or more of tiles over a short K costs more than the extra
      parallelism gains (H100: 128 tiles split 2 at K = 4096 was 8% slower, at K = 14336 20% faster) */
   if (kd->family == W4A16_FAMILY_GEMV && tiles * 2 >= sm_count && p->k < 8192) return 1;

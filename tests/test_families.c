@@ -136,6 +136,7 @@ static void test_split_k_sm90(void **state) {
   k.family = W4A16_FAMILY_SM90;
   k.tile_n = 256;
   k.split_k = 12;
+  k.smem_bytes = 200000; /* more than half an SM: one CTA per SM */
   size_t bytes = 0;
   /* (N,K) = (10240, 8192), M = 16: 40 tiles -> the largest one-wave split, 3 (64 k-blocks: uneven) */
   w4a16_problem p = test_problem(16, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
@@ -157,6 +158,18 @@ static void test_split_k_sm90(void **state) {
   assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
   /* enough tiles */
   p.n = 57344;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  /* a two-CTAs-per-SM tile (at most half an SM of shared memory) fills 264 slots: 80 tiles of
+     128 rows (10240x8192, M = 16) -> 3, where one CTA per SM would give 1 */
+  k.smem_bytes = 100000;
+  k.tile_n = 128;
+  p.n = 10240;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 3);
+  k.smem_bytes = 200000;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  /* 160 tiles: more than the SMs, fewer than the two-per-SM slots -> still 1 (264 / 160) */
+  k.smem_bytes = 100000;
+  k.tile_n = 64;
   assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
 }
 
