@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the heuristic's per-(M bucket, N range) kernel-class table from a `w4a16 tune --dump` TSV.
 
-For each (M bucket, N range) it picks the kernel class (family, tile_n, tile_m, tile_k) with the smallest
+For each (M bucket, N range [, K range]) it picks the kernel class (family, tile_n, tile_m, tile_k) with the smallest
 worst-case (then mean) slowdown against the profiled best, taking inside a class the kernel the
 cost model ranks first (lowest heur_est_us), and prints the score and rows for runtime/select.c.
 Usage: python3 tools/fit_heuristic.py DUMP.tsv [DUMP.tsv ...]
@@ -17,10 +17,12 @@ for run, path in enumerate(sys.argv[1:]):
         if r['status'] == 'W4A16_STATUS_OK':
             r['run'] = run
             rows.append(r)
-NCLS=[(0,6144),(6145,16384),(16385,0)]
-def ncls(n):
-    for i,(a,b) in enumerate(NCLS):
-        if n>=a and (b==0 or n<=b): return i
+# problem classes (N range, K range; 0 = open): the narrow layers split by K (a long K wants
+# fewer rows per CTA in the decode kernels)
+NCLS=[(0,6144,0,8192),(0,6144,8193,0),(6145,16384,0,0),(16385,0,0,0)]
+def ncls(n,k):
+    for i,(a,b,c,d) in enumerate(NCLS):
+        if n>=a and (b==0 or n<=b) and k>=c and (d==0 or k<=d): return i
 BUCKETS=[(1,1),(2,2),(3,4),(5,8),(9,16),(17,32),(33,64),(65,128),(129,256),(257,512),(513,1024),(1025,2048),(2049,0)]
 def bucket(m):
     for i,(a,b) in enumerate(BUCKETS):
@@ -35,7 +37,7 @@ def ctime(rs,c):
     return float(min(mem,key=lambda r:(float(r['heur_est_us']),r['kernel']))['median_us'])
 best={p:min(float(r['median_us']) for r in rs) for p,rs in prob.items()}
 groups=collections.defaultdict(list)
-for p in prob: groups[(bucket(p[0]),ncls(p[1]))].append(p)
+for p in prob: groups[(bucket(p[0]),ncls(p[1],p[2]))].append(p)
 ok=tot=0; worst=0; rules=[]
 for g in sorted(groups):
     ps=groups[g]
@@ -50,5 +52,6 @@ print(ok,tot,'%.3f'%(ok/tot),'%.3f'%worst)
 # usage: python3 tools/fit_heuristic.py DUMP.tsv  (a `w4a16 tune --dump` file from the device)
 FAM={'gemv':'W4A16_FAMILY_GEMV','sm80':'W4A16_FAMILY_SM80','sm90':'W4A16_FAMILY_SM90'}
 for g,c,rat in rules:
-    (m0,m1),(n0,n1)=BUCKETS[g[0]],NCLS[g[1]]
-    print('    {"h100-m%d-%s-n%d-%s", %d, %d, %d, %d, 0, 0, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f, %d, %d},'%(m0,m1 or 'up',n0,n1 or 'up',m0,m1,n0,n1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[3],c[3]))
+    (m0,m1),(n0,n1,k0,k1)=BUCKETS[g[0]],NCLS[g[1]]
+    kname='-k%d-%s'%(k0,k1 or 'up') if (k0 or k1) else ''
+    print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f, %d, %d},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[3],c[3]))

@@ -19,7 +19,7 @@
 // plus the stage's activations ([M rows] x 64 TT, one bulk copy per token row, rows padded by
 // 16 bytes so ldmatrix is conflict-free) and the group scales (and zeros) of its rows (one
 // R x 32-byte copy per group). STAGES stages ring on a "full" mbarrier each (the producer warp's
-// lane 0 posts expect_tx and issues the copies) and an "empty" one (each consumer warp arrives
+// lane 0 posts expect_tx and issues the copies) and an "empty" one (each consumer thread arrives
 // when done with the stage; the producer waits for it before refilling the slot).
 //
 // Warp w takes tiles 4w .. 4w+3 of the stage's [R][TT] tiles: row block (4w) / TT, four
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
   if (producer && lane == 0) {
     for (int s = 0; s < STAGES; ++s) {
       w4a16_gemv_tma_mbar_init(bars + 8u * s, 1);
-      w4a16_gemv_tma_mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_WARPS);
+      w4a16_gemv_tma_mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_THREADS);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     for (int c = 0; c < STAGES && c < total; ++c) issue_const(c);
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
       w4a16_gemv_griddep_wait();
       for (int c = 0; c < STAGES && c < total; ++c) issue_a(c);
       for (int c = STAGES; c < total; ++c) {
-        // slot c % STAGES is free once the 8 consumer warps have arrived for stage c - STAGES
+        // slot c % STAGES is free once the 256 consumer threads have arrived for stage c - STAGES
         w4a16_gemv_tma_wait(bars + 8u * (uint32_t)(STAGES + c % STAGES), (uint32_t)(c / STAGES - 1) & 1u);
         issue_const(c);
         issue_a(c);
@@ -279,10 +279,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
           w4a16_gemv_tile_mma<BF16, MODE, NB, BIASED, false>(acc, q, b[x], sv[x], zv[x], gshift >= 6);
         }
       }
-      __syncwarp();  // the warp is done with this slot
-      if (lane == 0)
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8u * (uint32_t)(STAGES + c % STAGES))
-                     : "memory");
+      // this thread is done with the slot: every consumer thread arrives (its own reads are then
+      // ordered before the refill, as compute-sanitizer's racecheck models it)
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8u * (uint32_t)(STAGES + c % STAGES))
+                   : "memory");
     }
 
     // D is written below: the previous grid must have completed (the producer waited before
