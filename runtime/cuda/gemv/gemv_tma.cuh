@@ -11,9 +11,9 @@
 // kernel does (b)-(d); (a) only approximately (one CTA per unit of rows).
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
-// 16-row blocks of weights over all of K (no split); the grid has one CTA per unit (a CTA walks
-// several units only under the W4A16_GEMV_TMA_CTAS cap; a persistent grid of one CTA per SM was
-// measured slower: the decode math of an SM needs the warps of 2-3 CTAs). Stage = 16 KB of
+// 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
+// CTAs per SM, which then walk several units (a grid of one CTA per SM was measured slower: the
+// decode math of an SM needs the warps of 2 CTAs). Stage = 16 KB of
 // packed weights: TT = 32 / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
 // packed layout keeps a row block's tiles contiguous, docs/LAYOUT.md, so that is R bulk copies),
 // plus the stage's activations ([M rows] x 64 TT, one bulk copy per token row, rows padded by
@@ -347,11 +347,13 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg = {};
-  // one CTA per unit (measured faster than a persistent grid of one CTA per SM: the SM's
-  // decode math needs the warps of 2-3 CTAs); W4A16_GEMV_TMA_CTAS caps the grid, the CTAs then
-  // walk several units
+  // one CTA per unit, at most two per SM (the CTAs then walk several units): one wave with a
+  // free slot per SM for the next kernel's CTAs. Measured (H100, M = 1, docs/PERFORMANCE.md):
+  // grids of 1.2-1.6 waves (10240x8192, 28672x4096) ran 15-30% slower than capped at 2 per SM;
+  // one CTA per SM for every unit, slower still (the SM's decode math needs the warps of 2 CTAs).
+  // W4A16_GEMV_TMA_CTAS overrides the cap.
   const int units = p->n / (16 * R);
-  int ctas = units;
+  int ctas = 2 * (p->sm_count > 0 ? p->sm_count : 132);
   if (w4a16_gemv_tma_ctas_env() > 0) ctas = w4a16_gemv_tma_ctas_env();
   cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
