@@ -38,13 +38,20 @@ static void test_fields_agree_with_name(void **state) {
       snprintf(tile, sizeof tile, "_%dx%dx%d_", k->tile_n, k->tile_m, k->tile_k);
       assert_non_null(strstr(k->name, tile));
     }
-    if (k->family == W4A16_FAMILY_SM90) {
+    if (k->family == W4A16_FAMILY_GEMV) {
+      char tile[64];
+      snprintf(tile, sizeof tile, "_n%d_m%d_k%d_", k->tile_n, k->tile_m, k->tile_k);
+      assert_non_null(strstr(k->name, tile));
+    }
+    /* the sm90 family and the GEMV TMA schedule are sm_90a-only; everything else runs from sm_80 */
+    if (k->family == W4A16_FAMILY_SM90 || k->schedule == W4A16_SCHEDULE_GEMV_TMA) {
       assert_int_equal(k->sm_min, 90);
       assert_int_equal(k->sm_max, 90);
       assert_string_equal(k->arch, "sm90a");
       assert_non_null(strstr(k->name, w4a16_schedule_name(k->schedule)));
     } else {
       assert_int_equal(k->sm_min, 80);
+      assert_string_equal(k->arch, "sm80");
     }
     assert_true(k->threads > 0 && k->threads <= 1024 && k->threads % 32 == 0);
     assert_true(k->tile_n % 16 == 0 && k->tile_k % 64 == 0);
