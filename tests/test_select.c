@@ -137,14 +137,14 @@ static void test_hopper_prefers_sm90(void **state) {
   }
 }
 
-/* the H100 table: decode on the Llama-3-70B MLP (N = 57344) picks the sm80 128x16 class */
+/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the sm80 128x16 class */
 static void test_h100_table(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
   size_t nrules;
   const w4a16_heuristic_rule *rules = w4a16_heuristic_rules(&nrules);
   assert_true(nrules > 0 && strncmp(rules[0].name, "h100-", 5) == 0);
-  w4a16_problem p = bf16_problem(8, 57344, 8192);
+  w4a16_problem p = bf16_problem(16, 57344, 8192);
   int n = query(132, 90, &p, r, (int)NFAKE);
   assert_true(n > 0);
   int have_class = 0;
@@ -155,7 +155,7 @@ static void test_h100_table(void **state) {
     assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
     assert_int_equal(r[0].kernel->tile_n, 128);
     assert_int_equal(r[0].kernel->tile_m, 16);
-    assert_string_equal(r[0].rule, "h100-m5-8-n16385-up");
+    assert_string_equal(r[0].rule, "h100-m9-16-n16385-up");
   }
   /* another SM count: the table does not apply */
   n = query(100, 90, &p, r, (int)NFAKE);

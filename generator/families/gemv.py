@@ -84,17 +84,17 @@ def smem_bytes(tn, tm, tk, stages, mode):
 
 def tma_smem_bytes(rows, tm, stages, mode, group=32):
     """w4a16_gemv_tma_layout_of (runtime/cuda/gemv/gemv_tma.cuh) at M = tile_m and the given group:
-    per stage 16 KB of weights, tile_m activation rows of 64 x 32 / rows x 2 + 16 bytes and the
-    stage's scale (zero) rows, rounded to 128; two 8-byte barriers per stage; the row-block
-    reduction buffer."""
+    per stage 16 KB of weights, tile_m activation rows of 64 x 32 / rows x 2 bytes and the
+    stage's scale (zero) rows, rounded to 1024; the row-block reduction buffer; two 8-byte
+    barriers per stage; 1024 bytes of alignment slack."""
     tt = 32 // rows
     vectors = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
                QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
     gps = max(1, 64 * tt // group) if vectors else 0
-    stage = 16384 + tm * (tt * 128 + 16) + gps * rows * 32 * vectors
-    stage = (stage + 127) // 128 * 128
-    red = (stage * stages + 16 * stages + 127) // 128 * 128  # after the full and empty barriers
-    return red + 8 * ((tm + 7) // 8) * 512
+    stage = 16384 + tm * tt * 128 + gps * rows * 32 * vectors
+    stage = (stage + 1023) // 1024 * 1024
+    red = (8 - rows) * ((tm + 7) // 8) * 512  # the non-leading warps of each row block
+    return stage * stages + red + 16 * stages + 1024  # + barriers + alignment slack of the base
 
 
 def tma_name(dtype, mode, tn, tm, tk, stages):

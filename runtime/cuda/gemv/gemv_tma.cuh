@@ -42,21 +42,28 @@
 #ifndef W4A16_GEMV_GEMV_TMA_CUH
 #define W4A16_GEMV_GEMV_TMA_CUH
 
+#include <string.h>
+
 #include "gemv/gemv.cuh"
+#include "sm90/sm90_ptx.cuh"
 
 #define W4A16_GEMV_TMA_STAGE_W 16384  // packed-weight bytes per stage (32 tiles of 512 bytes)
 #define W4A16_GEMV_TMA_MIN_SMEM 0  // no padding: as many CTAs per SM as fit (measured: more warps per SM win)
 
-// Shared-memory layout of one launch (runtime M and group size): STAGES x [weights | A | scales
-// | zeros] and the stage barriers; the row-block reduction reuses the stage area afterwards.
+// Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
+// STAGES x [weights | A | scales | zeros], the stage barriers, the row-block reduction buffer.
+// A of a stage is one 3-D TMA box [TT k tiles][M rows][64 k] with the 128-byte swizzle (16-byte
+// chunk c of 128-byte line L at c ^ (L % 8)): rows of one k tile are consecutive lines, so
+// ldmatrix over 8 token rows is conflict-free (M = 1: one plain bulk copy, unswizzled, measured
+// faster on the smallest layers); scales are one 2-D box [groups][16 R]. One copy per operand
+// and stage, not one per token row or group: on 8192x8192 that took M = 8 from 16.2 to 12.9 µs.
 struct w4a16_gemv_tma_layout {
-  uint32_t a_row;    // bytes per activation row of a stage (64 TT x 2 + 16)
-  uint32_t a_off;    // offset of the activations in a stage
+  uint32_t a_off;    // offset of the activations in a stage (1024-aligned)
   uint32_t s_off;    // offset of the scales in a stage (then zeros at + s_bytes)
   uint32_t s_bytes;  // scale bytes per stage: groups per stage x R x 32
   uint32_t stage;    // bytes per stage (multiple of 128)
+  uint32_t red;      // offset of the row-block reduction buffer ((8 - R) warps x n8 blocks x 512 bytes)
   uint32_t bars;     // offset of the STAGES full, then STAGES empty barriers
-  uint32_t red;      // offset of the row-block reduction buffer (8 warps x n8 blocks x 512 bytes)
   uint32_t total;    // dynamic shared memory bytes
 };
 
@@ -65,38 +72,20 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
   struct w4a16_gemv_tma_layout l;
   const int tt = 32 / R;
   const int gps = vectors ? ((64 * tt) >> group_shift > 0 ? (64 * tt) >> group_shift : 1) : 0;
-  l.a_row = (uint32_t)(tt * 128 + 16);
   l.a_off = W4A16_GEMV_TMA_STAGE_W;
-  l.s_off = l.a_off + (uint32_t)m * l.a_row;
+  l.s_off = l.a_off + (uint32_t)(m * tt * 128);
   l.s_bytes = (uint32_t)(gps * R * 32);
-  l.stage = (l.s_off + l.s_bytes * (uint32_t)vectors + 127u) & ~127u;
-  l.bars = l.stage * (uint32_t)stages;
-  l.red = (l.bars + 16u * (uint32_t)stages + 127u) & ~127u;  // after the full and empty barriers
-  l.total = l.red + 8u * (uint32_t)((tile_m + 7) / 8) * 512u;
+  l.stage = (l.s_off + l.s_bytes * (uint32_t)vectors + 1023u) & ~1023u;
+  l.red = l.stage * (uint32_t)stages;
+  l.bars = l.red + (uint32_t)(8 - R) * (uint32_t)((tile_m + 7) / 8) * 512u;
+  l.total = l.bars + 16u * (uint32_t)stages + 1024u;  // + base alignment slack
   return l;
 }
 
-static __device__ __forceinline__ void w4a16_gemv_tma_mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-static __device__ __forceinline__ void w4a16_gemv_tma_expect(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-static __device__ __forceinline__ void w4a16_gemv_tma_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nW4A16_GEMV_TMA_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W4A16_GEMV_TMA_WAIT;\n}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
-// global -> shared bulk copy completing on an mbarrier; L2 evict_first (read once) or evict_last
-template <bool STREAM>
+// global -> shared bulk copy completing on an mbarrier, with an L2 cache policy (evict_first:
+// the weights are read once)
 static __device__ __forceinline__ void w4a16_gemv_tma_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
                                                            uint64_t pol) {
-  (void)STREAM;
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
           dst),
@@ -105,7 +94,9 @@ static __device__ __forceinline__ void w4a16_gemv_tma_copy(uint32_t dst, const v
 }
 
 template <typename T, int MODE, int R, int TILE_M, int STAGES>
-__global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args) {
+__global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
+    w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args, const __grid_constant__ CUtensorMap tm_a,
+                          const __grid_constant__ CUtensorMap tm_s, const __grid_constant__ CUtensorMap tm_z) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   constexpr bool PC = MODE == W4A16_PER_COLUMN_SCALE_ONLY;
   constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -120,8 +111,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
   static_assert(TILE_M == 4 || TILE_M == 8 || TILE_M == 16, "TILE_M is 4, 8 or 16");
 
-  extern __shared__ __align__(128) unsigned char w4a16_gemv_tma_smem[];
-  const uint32_t base = (uint32_t)__cvta_generic_to_shared(w4a16_gemv_tma_smem);
+  extern __shared__ __align__(1024) unsigned char w4a16_gemv_tma_smem[];
+  const uint32_t base0 = (uint32_t)__cvta_generic_to_shared(w4a16_gemv_tma_smem);
+  const uint32_t base = (base0 + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1024 bytes
   const int M = args.m, N = args.n;
   const int gshift = (int)args.gshift;
   const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, M, gshift, VEC);
@@ -134,53 +126,49 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
   const int total = my_units * n_st;        // stages this CTA streams, in order (unit, stage)
   const uint32_t bars = base + L.bars;
 
-  // the producer lane: the copies of stage i into slot i % STAGES. Weights and scales are
+  // the producer lane: the copies of stage c into slot c % STAGES. Weights and scales are
   // "constant" (may precede the wait), activations are not.
-  const uint32_t gps = L.s_bytes / (R * 32);  // group rows per stage
-  uint64_t pol_stream = 0, pol_keep = 0;
+  uint64_t pol_stream = 0;
   if (threadIdx.x == W4A16_GEMV_THREADS) {
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol_stream));
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol_keep));
+    w4a16_sm90::tma_prefetch_desc(&tm_a);
+    if constexpr (VEC > 0) w4a16_sm90::tma_prefetch_desc(&tm_s);
+    if constexpr (ZP) w4a16_sm90::tma_prefetch_desc(&tm_z);
   }
-  const uint32_t a_bytes = (uint32_t)TK * 2;
-  const uint32_t tx = W4A16_GEMV_TMA_STAGE_W + (uint32_t)M * a_bytes + L.s_bytes * VEC;
+  const uint32_t tx = W4A16_GEMV_TMA_STAGE_W + (uint32_t)(M * TK * 2) + L.s_bytes * VEC;
   // sequence number c = (unit j of this CTA, stage i of its K): slot c % STAGES
   auto issue_const = [&](int c) {
     const int j = c / n_st, i = c - j * n_st;
     const int rb0 = ((int)blockIdx.x + j * (int)gridDim.x) * R;
     const unsigned char *wsrc = args.w + (size_t)rb0 * ktiles * 512;
-    const unsigned char *ssrc = (const unsigned char *)args.scales + (size_t)rb0 * 32;
-    const unsigned char *zsrc = (const unsigned char *)args.zeros + (size_t)rb0 * 32;
     const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
     const uint32_t bar = bars + 8u * (uint32_t)(c % STAGES);
-    w4a16_gemv_tma_expect(bar, tx);
+    w4a16_sm90::mbar_arrive_expect_tx(bar, tx);
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      w4a16_gemv_tma_copy<true>(st + r * TT * 512, wsrc + ((size_t)r * ktiles + (size_t)i * TT) * 512, TT * 512, bar,
-                                pol_stream);
-    if constexpr (VEC > 0) {
-      const size_t g0 = ((size_t)i * TK) >> gshift;
-      for (uint32_t x = 0; x < gps; ++x) {
-        const size_t off = (g0 + x) * (size_t)N * 2;
-        w4a16_gemv_tma_copy<true>(st + L.s_off + x * R * 32, ssrc + off, R * 32, bar, pol_stream);
-        if constexpr (ZP) w4a16_gemv_tma_copy<true>(st + L.s_off + L.s_bytes + x * R * 32, zsrc + off, R * 32, bar, pol_stream);
-      }
+      w4a16_gemv_tma_copy(st + r * TT * 512, wsrc + ((size_t)r * ktiles + (size_t)i * TT) * 512, TT * 512, bar,
+                          pol_stream);
+    if constexpr (VEC > 0) {  // [groups of the stage][16 R rows]: one box
+      const int g0 = (i * TK) >> gshift;
+      w4a16_sm90::tma_load_2d(st + L.s_off, &tm_s, bar, rb0 * 16, g0);
+      if constexpr (ZP) w4a16_sm90::tma_load_2d(st + L.s_off + L.s_bytes, &tm_z, bar, rb0 * 16, g0);
     }
   };
-  auto issue_a = [&](int c) {
+  auto issue_a = [&](int c) {  // [TT k tiles][M rows][64 k]: one box (M = 1: one plain copy)
     const int i = c % n_st;
     const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
     const uint32_t bar = bars + 8u * (uint32_t)(c % STAGES);
-    const T *a = (const T *)args.a + (size_t)i * TK;
-    for (int m = 0; m < M; ++m)
-      w4a16_gemv_tma_copy<false>(st + L.a_off + m * L.a_row, a + (size_t)m * args.lda, a_bytes, bar, pol_keep);
+    if (M == 1)
+      w4a16_sm90::bulk_load(st + L.a_off, (const T *)args.a + (size_t)i * TK, TK * 2, bar);
+    else
+      w4a16_sm90::tma_load_3d(st + L.a_off, &tm_a, bar, 0, 0, i * TT);
   };
 
   const bool producer = warp == W4A16_GEMV_WARPS;  // the 9th warp: lane 0 issues every copy
   if (producer && lane == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      w4a16_gemv_tma_mbar_init(bars + 8u * s, 1);
-      w4a16_gemv_tma_mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_THREADS);
+      w4a16_sm90::mbar_init(bars + 8u * s, 1);
+      w4a16_sm90::mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_THREADS);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     for (int c = 0; c < STAGES && c < total; ++c) issue_const(c);
@@ -195,7 +183,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
       for (int c = 0; c < STAGES && c < total; ++c) issue_a(c);
       for (int c = STAGES; c < total; ++c) {
         // slot c % STAGES is free once the 256 consumer threads have arrived for stage c - STAGES
-        w4a16_gemv_tma_wait(bars + 8u * (uint32_t)(STAGES + c % STAGES), (uint32_t)(c / STAGES - 1) & 1u);
+        w4a16_sm90::mbar_wait(bars + 8u * (uint32_t)(STAGES + c % STAGES), (uint32_t)(c / STAGES - 1) & 1u);
         issue_const(c);
         issue_a(c);
       }
@@ -205,18 +193,20 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
 
   // this warp's tiles: row block rw, k tiles t0 .. t0 + 3 of each stage
   const int rw = (4 * warp) / TT, t0 = (4 * warp) % TT;
-  // ldmatrix rows (token rows >= M clamped to M - 1: computed, never stored)
-  uint32_t ldsm_off[NB];
+  // ldmatrix: this lane's token row (rows >= M clamped to M - 1: computed, never stored) and
+  // 16-byte chunk (lane >> 3: k 8 (lane >> 3) of the tile's low 32 k, + 4 for the high 32)
+  int arow[NB];
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb) {
-    int row = nb * 8 + (lane & 7);
-    row = row < M ? row : M - 1;
-    ldsm_off[nb] = L.a_off + (uint32_t)row * L.a_row + (uint32_t)t0 * 128 + (lane >> 3) * 16;
+    const int row = nb * 8 + (lane & 7);
+    arow[nb] = row < M ? row : M - 1;
   }
+  const int chunk = lane >> 3;
+  const int swz = M > 1 ? 7 : 0;  // M = 1: A came by a plain copy (one row, no swizzle)
   const uint32_t w_off = (uint32_t)(rw * TT + t0) * 512 + lane * 16;
   const uint32_t s_off = L.s_off + rw * 32 + g * 2;
 
-  float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_tma_smem + L.red);
+  float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_tma_smem + (base - base0) + L.red);
   int c = 0;  // stage sequence number, as the producer's
   for (int j = 0; j < my_units; ++j) {
     const int rb0 = ((int)blockIdx.x + j * (int)gridDim.x) * R;  // first row block of the unit
@@ -228,7 +218,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
 
     for (int i = 0; i < n_st; ++i, ++c) {
       const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
-      w4a16_gemv_tma_wait(bars + 8u * (uint32_t)(c % STAGES), (uint32_t)(c / STAGES) & 1u);
+      w4a16_sm90::mbar_wait(bars + 8u * (uint32_t)(c % STAGES), (uint32_t)(c / STAGES) & 1u);
       const int g0 = (i * TK) >> gshift;  // first group row of the stage
       // UB tiles at a time: every shared-memory load of the batch is issued before its math (the
       // asm statements keep their order, so this order is the schedule)
@@ -245,8 +235,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
 #pragma unroll
           for (int nb = 0; nb < NB; ++nb) {
             uint32_t lo[4], hi[4];
-            w4a16_gemv_ldsm_x4(lo, st + ldsm_off[nb] + (u0 + x) * 128);
-            w4a16_gemv_ldsm_x4(hi, st + ldsm_off[nb] + (u0 + x) * 128 + 64);
+            const int line = (t0 + u0 + x) * M + arow[nb];  // 128-byte line of (k tile, row)
+            const uint32_t la = st + L.a_off + (uint32_t)line * 128u;
+            w4a16_gemv_ldsm_x4(lo, la + (uint32_t)((chunk ^ (line & swz)) << 4));
+            w4a16_gemv_ldsm_x4(hi, la + (uint32_t)(((chunk + 4) ^ (line & swz)) << 4));
 #pragma unroll
             for (int y = 0; y < 4; ++y) {
               b[x][nb][y] = lo[y];
@@ -292,10 +284,11 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
     // leaders' reads of the previous unit are done: they passed the first barrier too)
     if constexpr (WPR > 1) {
       asm volatile("bar.sync 1, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");  // the consumer warps
-      if (warp % WPR != 0) {
+      if (warp % WPR != 0) {  // the non-leading warps, packed: slot warp - warp / WPR - 1
 #pragma unroll
         for (int nb = 0; nb < NB; ++nb)
-          red[(warp * NB + nb) * 32 + lane] = make_float4(acc[nb][0], acc[nb][1], acc[nb][2], acc[nb][3]);
+          red[((warp - warp / WPR - 1) * NB + nb) * 32 + lane] =
+              make_float4(acc[nb][0], acc[nb][1], acc[nb][2], acc[nb][3]);
       }
       asm volatile("bar.sync 2, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");
       if (warp % WPR != 0) continue;
@@ -303,7 +296,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2) w4a16_gemv_tma_ker
       for (int w2 = 1; w2 < WPR; ++w2)
 #pragma unroll
         for (int nb = 0; nb < NB; ++nb) {
-          const float4 v = red[((warp + w2) * NB + nb) * 32 + lane];
+          const float4 v = red[((warp + w2 - warp / WPR - 1) * NB + nb) * 32 + lane];
           acc[nb][0] += v.x;
           acc[nb][1] += v.y;
           acc[nb][2] += v.z;
@@ -333,7 +326,41 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   struct w4a16_gemv_args a = w4a16_gemv_args_of(p, 1);
   if (VEC == 0) a.gshift = 0;  // per-column: no group rows (the layout's scale area is empty)
 
-  void (*kernel)(const struct w4a16_gemv_args) = w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>;
+  constexpr int TT = 32 / R;
+  const CUtensorMapDataType dt =
+      std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  w4a16_sm90::EncodeTiledFn encode = w4a16_sm90::encode_tiled_fn();
+  if (!encode) return (int)cudaErrorNotSupported;
+  const cuuint32_t estr[3] = {1, 1, 1};
+  CUtensorMap tm_a, tm_s, tm_z;
+  memset(&tm_s, 0, sizeof tm_s);
+  memset(&tm_z, 0, sizeof tm_z);
+  {  // A as [K/64][M][64]: a stage's box [TT][M][64], 128-byte swizzle (see the layout)
+    const cuuint64_t dims[3] = {64, (cuuint64_t)p->m, (cuuint64_t)(p->k / 64)};
+    const cuuint64_t strides[2] = {(cuuint64_t)p->lda * 2, 128};
+    const cuuint32_t box[3] = {64, (cuuint32_t)p->m, (cuuint32_t)TT};
+    if (encode(&tm_a, dt, 3, const_cast<void *>(p->a), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  }
+  if (VEC > 0) {  // scales (zeros) [G][N]: a stage's box [groups of the stage][16 R]
+    const int gps = (64 * TT) >> a.gshift > 0 ? (64 * TT) >> a.gshift : 1;
+    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k >> a.gshift)};
+    const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
+    const cuuint32_t box[2] = {(cuuint32_t)(16 * R), (cuuint32_t)gps};
+    if (encode(&tm_s, dt, 2, const_cast<void *>(p->scales), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+    if (VEC > 1 && encode(&tm_z, dt, 2, const_cast<void *>(p->zeros), dims, strides, box, estr,
+                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  }
+
+  void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
+      w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>;
   // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
   static const cudaError_t attr_err = [kernel]() {
     const int most = (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total;
@@ -361,7 +388,7 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
-  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a, tm_a, tm_s, tm_z);
   if (e == cudaSuccess) e = cudaGetLastError();
   return (int)e;
 }

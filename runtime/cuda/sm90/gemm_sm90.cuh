@@ -642,23 +642,7 @@ __global__ void __launch_bounds__(256) splitk_reduce_pdl(const float *__restrict
 }
 
 // ------------------------------------------------------------------------- host side
-typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link).
-static inline EncodeTiledFn encode_tiled_fn() {
-  static const EncodeTiledFn fn = []() -> EncodeTiledFn {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return nullptr;
-    return (EncodeTiledFn)f;
-  }();
-  return fn;
-}
+// (the tensor-map encoder, encode_tiled_fn, is in sm90_ptx.cuh: shared with the GEMV TMA schedule)
 
 // W4A16_SM90_NO_PDL set (any value): plain stream-ordered launches (diagnostic A/B switch).
 static inline bool pdl_enabled() {
