@@ -1,14 +1,14 @@
 // gemv_tma.cuh - the decode path on sm_90: the weights stream through shared memory by TMA bulk
 // copies, and each kernel overlaps its weight stream with the previous kernel's tail.
 //
-// Why (docs/PERFORMANCE.md, "GEMV on sm_90: TMA bulk streaming"): a decode GEMV is one pass over
+// Why (docs/PERFORMANCE.md, GEMV family, "the sm_90 TMA-streaming schedule"): a decode GEMV is one pass over
 // the weights, so what is left between it and the HBM roofline is the time the memory system
 // idles at its start (launch, first-byte latency) and end (tail, epilogue). tools/pdl_stream_probe.cu
 // measured that back-to-back streaming kernels reach 0.96-1.00 of 3.1 TB/s on 35-240 MB layers
 // (0.82 at 8.7 MB) when (a) the grid is one wave of equal CTAs, (b) each CTA issues tens of KB of
 // weight loads before griddepcontrol.wait, (c) it lets its dependent launch at once, and (d) the
 // dependent's CTAs fit beside the running ones (shared memory <= ~1/2 of an SM per CTA). This
-// kernel does (b)-(d); (a) only approximately (one CTA per unit of rows).
+// kernel does (b)-(d); (a) only approximately (units of whole row blocks).
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
 // 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
@@ -16,9 +16,9 @@
 // decode math of an SM needs the warps of 2 CTAs). Stage = 16 KB of
 // packed weights: TT = 32 / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
 // packed layout keeps a row block's tiles contiguous, docs/LAYOUT.md, so that is R bulk copies),
-// plus the stage's activations ([M rows] x 64 TT, one bulk copy per token row, rows padded by
-// 16 bytes so ldmatrix is conflict-free) and the group scales (and zeros) of its rows (one
-// R x 32-byte copy per group). STAGES stages ring on a "full" mbarrier each (the producer warp's
+// plus the stage's activations (one tensor-map box, swizzled: see the layout below) and the
+// group scales (and zeros) of its rows (one tensor-map box each). STAGES stages ring on a
+// "full" mbarrier each (the producer warp's
 // lane 0 posts expect_tx and issues the copies) and an "empty" one (each consumer thread arrives
 // when done with the stage; the producer waits for it before refilling the slot).
 //
