@@ -47,9 +47,9 @@ SMEM_LIMIT = 99 * 1024  # within sm86/sm89's per-block opt-in limit
 TMA_ROWS = (1, 2, 4, 8)
 TMA_TILE_M = (4, 8)  # shared memory grows with M (activation rows): tile_m 4 lets 16-row CTAs fit;
 # tile_m 16 was measured 1.5-3x slower than the register-staged kernels at M = 16: dropped
-TMA_STAGES = (3, 4)
+TMA_STAGES = (2, 3, 4)  # 2: tile_m 8 on 16-row CTAs fits two CTAs per SM
 TMA_SMEM_LIMIT = 113 * 1024
-TMA_DEFAULT = {(16, 4, 3), (32, 4, 4), (32, 8, 3), (128, 8, 4)}  # (tile_n, tile_m, stages): the H100 winners at M <= 8
+TMA_DEFAULT = {(16, 4, 3), (16, 8, 2), (32, 4, 4), (32, 8, 3), (128, 8, 4)}  # (tile_n, tile_m, stages): the H100 winners at M <= 8
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
