@@ -48,20 +48,19 @@
 #include "sm90/sm90_ptx.cuh"
 
 #define W4A16_GEMV_TMA_STAGE_W 16384  // packed-weight bytes per stage (32 tiles of 512 bytes)
-#define W4A16_GEMV_TMA_MIN_SMEM 0  // no padding: as many CTAs per SM as fit (measured: more warps per SM win)
 
 // Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
-// STAGES x [weights | A | scales | zeros], the stage barriers, the row-block reduction buffer.
+// STAGES x [weights | A | scales | zeros], the row-block reduction buffer, the stage barriers.
 // A of a stage is one 3-D TMA box [TT k tiles][M rows][64 k] with the 128-byte swizzle (16-byte
 // chunk c of 128-byte line L at c ^ (L % 8)): rows of one k tile are consecutive lines, so
 // ldmatrix over 8 token rows is conflict-free (M = 1: one plain bulk copy, unswizzled, measured
 // faster on the smallest layers); scales are one 2-D box [groups][16 R]. One copy per operand
-// and stage, not one per token row or group: on 8192x8192 that took M = 8 from 16.2 to 12.9 µs.
+// and stage, not one per token row or group: on 8192x8192 that took M = 8 from 16.2 to 13.1 µs.
 struct w4a16_gemv_tma_layout {
   uint32_t a_off;    // offset of the activations in a stage (1024-aligned)
   uint32_t s_off;    // offset of the scales in a stage (then zeros at + s_bytes)
   uint32_t s_bytes;  // scale bytes per stage: groups per stage x R x 32
-  uint32_t stage;    // bytes per stage (multiple of 128)
+  uint32_t stage;    // bytes per stage (multiple of 1024)
   uint32_t red;      // offset of the row-block reduction buffer ((8 - R) warps x n8 blocks x 512 bytes)
   uint32_t bars;     // offset of the STAGES full, then STAGES empty barriers
   uint32_t total;    // dynamic shared memory bytes
@@ -80,17 +79,6 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
   l.bars = l.red + (uint32_t)(8 - R) * (uint32_t)((tile_m + 7) / 8) * 512u;
   l.total = l.bars + 16u * (uint32_t)stages + 1024u;  // + base alignment slack
   return l;
-}
-
-// global -> shared bulk copy completing on an mbarrier, with an L2 cache policy (evict_first:
-// the weights are read once)
-static __device__ __forceinline__ void w4a16_gemv_tma_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
-                                                           uint64_t pol) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          dst),
-      "l"(src), "r"(bytes), "r"(bar), "l"(pol)
-      : "memory");
 }
 
 template <typename T, int MODE, int R, int TILE_M, int STAGES>
@@ -146,8 +134,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     w4a16_sm90::mbar_arrive_expect_tx(bar, tx);
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      w4a16_gemv_tma_copy(st + r * TT * 512, wsrc + ((size_t)r * ktiles + (size_t)i * TT) * 512, TT * 512, bar,
-                          pol_stream);
+      w4a16_sm90::bulk_load_hint(st + r * TT * 512, wsrc + ((size_t)r * ktiles + (size_t)i * TT) * 512, TT * 512,
+                                 bar, pol_stream);
     if constexpr (VEC > 0) {  // [groups of the stage][16 R rows]: one box
       const int g0 = (i * TK) >> gshift;
       w4a16_sm90::tma_load_2d(st + L.s_off, &tm_s, bar, rb0 * 16, g0);
@@ -362,11 +350,9 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
       w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>;
   // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
-  static const cudaError_t attr_err = [kernel]() {
-    const int most = (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total;
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                most > W4A16_GEMV_TMA_MIN_SMEM ? most : W4A16_GEMV_TMA_MIN_SMEM);
-  }();
+  static const cudaError_t attr_err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total);
   if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
@@ -380,11 +366,11 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   // one CTA per SM for every unit, slower still (the SM's decode math needs the warps of 2 CTAs).
   // W4A16_GEMV_TMA_CTAS overrides the cap.
   const int units = p->n / (16 * R);
-  int ctas = 2 * (p->sm_count > 0 ? p->sm_count : 132);
-  if (w4a16_gemv_tma_ctas_env() > 0) ctas = w4a16_gemv_tma_ctas_env();
+  const int cap = w4a16_gemv_tma_ctas_env();
+  const int ctas = cap > 0 ? cap : 2 * (p->sm_count > 0 ? p->sm_count : 132);
   cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
-  cfg.dynamicSmemBytes = l.total > W4A16_GEMV_TMA_MIN_SMEM ? l.total : W4A16_GEMV_TMA_MIN_SMEM;
+  cfg.dynamicSmemBytes = l.total;
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;

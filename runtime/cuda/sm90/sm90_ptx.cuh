@@ -113,6 +113,16 @@ static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, 
                : "memory");
 }
 
+// The same with an L2 cache policy (createpolicy), e.g. evict_first for data read once.
+static __device__ __forceinline__ void bulk_load_hint(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
+                                                      uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+
 // Tensor store shared -> global (rows/columns outside the tensor are not written), in a
 // bulk group of the issuing thread.
 static __device__ __forceinline__ void tma_store_2d(const void *tmap, uint32_t src, int c0, int c1) {
