@@ -1,9 +1,13 @@
-/* test_gpu_gemv.c - GPU tests specific to the GEMV (decode) family, beyond test_gpu_kernels:
- *   split-K determinism   every GEMV kernel that may split K, on a shape where the runtime splits:
- *                         two launches (the workspace refilled with other garbage between them)
- *                         give the same bits
- *   graph capture         a launch captured in a CUDA graph and replayed gives the same bits as
- *                         a direct launch (no allocation, no synchronization on the call path)
+/* test_gpu_gemv.c - GPU tests of the decode path (the GEMV family, and the sm90 family's split-K,
+ * which decode-sized problems use), beyond test_gpu_kernels:
+ *   split-K determinism   every GEMV or sm90 kernel that may split K, on a shape where the runtime
+ *                         splits: three launches (the workspace refilled with other garbage
+ *                         between them: its contents before a call must not matter) give the
+ *                         same bits
+ *   graph capture         a launch captured in a CUDA graph and replayed three times (D poisoned
+ *                         before each replay, so a replay that writes nothing fails) gives the
+ *                         same bits as a direct launch (no allocation, no synchronization on the
+ *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n)
  * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
@@ -38,10 +42,10 @@ static int sm_count(void) {
   return n;
 }
 
-/* GEMV kernels that pass the filter and run on this device */
-static int selected(const w4a16_kernel_desc *k) {
+/* GEMV kernels (and, with sm90, the sm90 family's) that pass the filter and run on this device */
+static int selected_in(const w4a16_kernel_desc *k, int sm90) {
   const char *filter = getenv("W4A16_TEST_FILTER");
-  if (k->family != W4A16_FAMILY_GEMV) return 0;
+  if (k->family != W4A16_FAMILY_GEMV && !(sm90 && k->family == W4A16_FAMILY_SM90)) return 0;
   if (filter && fnmatch(filter, k->name, 0) != 0) return 0;
   int dev = 0, maj = 0, min = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
@@ -49,6 +53,7 @@ static int selected(const w4a16_kernel_desc *k) {
   cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, dev);
   return maj * 10 + min >= k->sm_min && maj * 10 + min <= k->sm_max;
 }
+static int selected(const w4a16_kernel_desc *k) { return selected_in(k, 0); }
 
 /* host and device data of one problem (random codes, scales, zeros, bias, A) */
 typedef struct gemv_data {
@@ -131,7 +136,7 @@ static void test_splitk_deterministic(void **state) {
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
-    if (!selected(k) || k->split_k <= 1) continue;
+    if (!selected_in(k, 1) || k->split_k <= 1) continue;
     const int ms[2] = {1, k->tile_m};
     for (int mi = 0; mi < 2; ++mi) {
       /* few output tiles and a long K: the runtime splits */
@@ -147,12 +152,16 @@ static void test_splitk_deterministic(void **state) {
       void *ws = NULL;
       CUDA_OK(cudaMalloc(&ws, ws_bytes));
       uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0x00);
-      uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x7F);
-      for (int64_t row = 0; row < p.m; ++row)
-        if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)p.n) != 0)
-          fail_msg("%s: M=%d: split-K result differs between two runs (row %lld)", k->name, ms[mi], (long long)row);
+      const int fills[2] = {0x7F, 0xFF};
+      for (int f = 0; f < 2; ++f) {
+        uint16_t *two = run_bits(&g, k, ws, ws_bytes, fills[f]);
+        for (int64_t row = 0; row < p.m; ++row)
+          if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)p.n) != 0)
+            fail_msg("%s: M=%d: split-K result differs between runs (workspace filled with 0x%02X, row %lld)",
+                     k->name, ms[mi], fills[f], (long long)row);
+        free(two);
+      }
       free(one);
-      free(two);
       cudaFree(ws);
       data_destroy(&g);
       ++tested;
@@ -169,7 +178,7 @@ static void test_graph_capture(void **state) {
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
-    if (!selected(k)) continue;
+    if (!selected_in(k, 1)) continue;
     w4a16_problem p = test_problem(k->tile_m, 2 * k->tile_n, 2048, k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128,
                                    k->mode, k->dtype);
     size_t ws_bytes = 0;
@@ -192,11 +201,15 @@ static void test_graph_capture(void **state) {
     if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
     if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = 0; rep < 2; ++rep) CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
     uint16_t *replayed = malloc(g.d_bytes);
-    CUDA_OK(cudaMemcpy(replayed, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
-    if (memcmp(direct, replayed, g.d_bytes) != 0) fail_msg("%s: graph replay differs from a direct launch", k->name);
+    for (int rep = 0; rep < 3; ++rep) {
+      CUDA_OK(cudaMemsetAsync(g.dd, 0xFF, g.d_bytes, stream));
+      CUDA_OK(cudaGraphLaunch(exec, stream));
+      CUDA_OK(cudaStreamSynchronize(stream));
+      CUDA_OK(cudaMemcpy(replayed, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
+      if (memcmp(direct, replayed, g.d_bytes) != 0)
+        fail_msg("%s: graph replay %d differs from a direct launch", k->name, rep + 1);
+    }
     free(direct);
     free(replayed);
     cudaGraphExecDestroy(exec);
