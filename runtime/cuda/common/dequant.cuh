@@ -63,4 +63,11 @@ static __device__ __forceinline__ void w4a16_u4x8_to_bf16x8_biased(uint32_t w, u
   for (int i = 0; i < 4; ++i) out[i] = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, 0x43004300u);
 }
 
+// The same for fp16: 1024 + q, exact (the sm90 family's post-scaled mainloop removes the bias
+// with one more wgmma against a constant -(1024 + 8) fragment).
+static __device__ __forceinline__ void w4a16_u4x8_to_f16x8_biased(uint32_t w, uint32_t out[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) out[i] = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, 0x64006400u);
+}
+
 #endif

@@ -143,6 +143,18 @@ struct Cfg {
   static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : 232;
   // 1 CTA/SM: beyond ~208 ptxas serializes the wgmmas (C7512)
   static constexpr bool kOverlap = kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : 208);
+  // Post-scaled mainloop (FINEGRAINED_SCALE_ONLY, group >= TK at run time, small TM): the codes
+  // go into the wgmma biased and exact (MAGIC + q, no subtraction, no scale: 7 instructions per
+  // packed word instead of 15), one more wgmma per k16 step against a constant -(MAGIC + 8)
+  // fragment removes the bias, each k-block accumulates into its own fp32 partial and the group
+  // scale is applied to that partial (one FFMA per accumulator per k-block); the fragments of
+  // one k16 step at a time cycle through a ring of kRing register slots, so conversion runs
+  // while the wgmmas of the previous steps are in flight (only the block's last kRing - 1 steps
+  // drain before its partial is folded). The partial costs R x TM / 2 registers: small TM only,
+  // and one CTA per SM (at the 96 registers of two CTAs per SM, and with a ring of 4 slots,
+  // ptxas serializes the wgmmas: C7512, insufficient registers).
+  static constexpr bool kPost = MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop;
+  static constexpr int kRing = 2;
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
@@ -183,6 +195,9 @@ template <> struct Pk<__nv_bfloat16> {
   template <int SUB> static __device__ __forceinline__ void cvt(uint32_t w, uint32_t out[4]) {
     w4a16_u4x8_to_bf16x8<SUB>(w, out);
   }
+  static __device__ __forceinline__ void cvt_biased(uint32_t w, uint32_t out[4]) {  // 128 + q
+    w4a16_u4x8_to_bf16x8_biased(w, out);
+  }
   static __device__ __forceinline__ uint16_t from_float(float v) {
     __nv_bfloat16 h = __float2bfloat16_rn(v);
     return *reinterpret_cast<uint16_t *>(&h);
@@ -204,6 +219,9 @@ template <> struct Pk<__half> {
   }
   template <int SUB> static __device__ __forceinline__ void cvt(uint32_t w, uint32_t out[4]) {
     w4a16_u4x8_to_f16x8<SUB>(w, out);
+  }
+  static __device__ __forceinline__ void cvt_biased(uint32_t w, uint32_t out[4]) {  // 1024 + q
+    w4a16_u4x8_to_f16x8_biased(w, out);
   }
   static __device__ __forceinline__ uint16_t from_float(float v) {
     __half h = __float2half_rn(v);
@@ -440,23 +458,28 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       // runs while the wgmmas of block kb-1 are in flight (two fragment buffers,
       // wgmma.wait_group 1); otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
-      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap)
-      auto kstep = [&](auto buf, int kb) {
-        constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
-        uint32_t a_local[C::R][C::K16][4];  // non-overlap: fragments live within one step
-        auto &frag = C::kOverlap ? a[B] : a_local;
+      // wait for k-block kb's stage; its packed weight fragments (one 16-byte load per 16x64
+      // block) into wq; returns the stage index
+      auto stage_in = [&](int kb, uint4 (&wq)[C::R][C::KT]) -> uint32_t {
         const uint32_t pos = pos0 + kb;
         const uint32_t s = pos % C::STAGES;
         mbar_wait(bar_full + 8 * s, (pos / C::STAGES) & 1u);
         const uint32_t st = base + s * C::kStageBytes;
-
-        // packed weight fragments: one 16-byte load per 16x64 block
-        uint4 wq[C::R][C::KT];
 #pragma unroll
         for (int r = 0; r < C::R; ++r)
 #pragma unroll
           for (int kt = 0; kt < C::KT; ++kt)
             wq[r][kt] = lds128(st + C::kWOff + (((rowbase >> 4) + r * 4 + warp) * C::KT + kt) * 512 + lane * 16);
+        return s;
+      };
+      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap)
+      auto kstep = [&](auto buf, int kb) {
+        constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
+        uint32_t a_local[C::R][C::K16][4];  // non-overlap: fragments live within one step
+        auto &frag = C::kOverlap ? a[B] : a_local;
+        uint4 wq[C::R][C::KT];
+        const uint32_t s = stage_in(kb, wq);
+        const uint32_t st = base + s * C::kStageBytes;
         // scales (zeros) of rows g and g+8, per pair of k16 steps (a group spans >= 32 k)
         uint32_t s2[C::R][C::K16 / 2][2];
         uint32_t z2[C::R][C::K16 / 2][2];
@@ -476,35 +499,35 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
             }
           }
         }
+        // the A fragment of row block r, step k16: dequantized, scaled (and shifted by the zero)
+        auto convert = [&](int r, int k16, uint32_t (&f)[4]) {
+          const uint4 v = wq[r][k16 >> 2];
+          const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+          uint32_t q[4];
+          Pk<T>::template cvt<C::kSub>(w, q);
+          const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
+          if (C::kZeros) {
+            const uint32_t zlo = z2[r][k16 >> 1][0], zhi = z2[r][k16 >> 1][1];
+            f[0] = Pk<T>::fma(q[0], slo, zlo);
+            f[1] = Pk<T>::fma(q[1], shi, zhi);
+            f[2] = Pk<T>::fma(q[2], slo, zlo);
+            f[3] = Pk<T>::fma(q[3], shi, zhi);
+          } else {
+            f[0] = Pk<T>::mul(q[0], slo);
+            f[1] = Pk<T>::mul(q[1], shi);
+            f[2] = Pk<T>::mul(q[2], slo);
+            f[3] = Pk<T>::mul(q[3], shi);
+          }
+        };
         if (!C::kOverlap && kb > 0) {
           // the previous stage's wgmmas are done: its shared memory and our A registers are free
           wgmma_wait<0>();
           release(prev_s);
         }
 #pragma unroll
-        for (int k16 = 0; k16 < C::K16; ++k16) {
+        for (int k16 = 0; k16 < C::K16; ++k16)
 #pragma unroll
-          for (int r = 0; r < C::R; ++r) {
-            const uint4 v = wq[r][k16 >> 2];
-            const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
-            uint32_t q[4];
-            Pk<T>::template cvt<C::kSub>(w, q);
-            const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
-            uint32_t *f = frag[r][k16];
-            if (C::kZeros) {
-              const uint32_t zlo = z2[r][k16 >> 1][0], zhi = z2[r][k16 >> 1][1];
-              f[0] = Pk<T>::fma(q[0], slo, zlo);
-              f[1] = Pk<T>::fma(q[1], shi, zhi);
-              f[2] = Pk<T>::fma(q[2], slo, zlo);
-              f[3] = Pk<T>::fma(q[3], shi, zhi);
-            } else {
-              f[0] = Pk<T>::mul(q[0], slo);
-              f[1] = Pk<T>::mul(q[1], shi);
-              f[2] = Pk<T>::mul(q[2], slo);
-              f[3] = Pk<T>::mul(q[3], shi);
-            }
-          }
-        }
+          for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
         wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < C::K16; ++k16) {
@@ -521,6 +544,84 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
         }
         prev_s = s;
       };
+      bool post = false;  // the post-scaled mainloop (Cfg::kPost) for groups of at least TK
+      if constexpr (C::kPost) post = p.group >= C::TK;
+      if (post) {
+        if constexpr (C::kPost) {
+        // ---- post-scaled mainloop (Cfg::kPost): one scale row per k-block
+        float part[C::R][C::TM / 2];  // fp32 partial of the current k-block
+        float sprev[C::R][2];         // the scales of the block in part, rows g and g + 8
+        uint32_t ring[C::kRing][C::R][4];
+        constexpr uint32_t kNegBias = std::is_same<T, __nv_bfloat16>::value ? 0xc308c308u   // bf16 -136
+                                                                            : 0xe408e408u;  // f16 -1032
+        // (opaque to the compiler, so that it keeps one register quad instead of rematerializing
+        // the constant before every wgmma)
+        uint32_t nb_frag[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) nb_frag[e] = kNegBias ^ ((uint32_t)(p.k >> 31) << e);  // K > 0
+        // acc += s x part once the block's wgmmas are complete (wgmma.wait_group 0: no wgmma in
+        // flight while the accumulators are read, else ptxas serializes every wgmma, C7514)
+        auto fold = [&]() {
+#pragma unroll
+          for (int r = 0; r < C::R; ++r)
+#pragma unroll
+            for (int i = 0; i < C::TM / 2; ++i) {
+              reg_fence(part[r][i]);
+              acc[r][i] = fmaf(sprev[r][(i >> 1) & 1], part[r][i], acc[r][i]);
+            }
+        };
+        for (int kb = 0; kb < kb_per; ++kb) {
+          uint4 wq[C::R][C::KT];
+          const uint32_t s = stage_in(kb, wq);
+          const uint32_t st = base + s * C::kStageBytes;
+          float sf[C::R][2];
+#pragma unroll
+          for (int r = 0; r < C::R; ++r) {
+            const uint32_t a0 = st + C::kSOff + (rowbase + r * 64 + warp * 16 + g) * 2;
+            sf[r][0] = Pk<T>::to_float(lds16(a0));
+            sf[r][1] = Pk<T>::to_float(lds16(a0 + 16));
+          }
+          const uint64_t desc0 = smem_desc_sw128(st);
+          if (kb > 0) {
+            // the previous block's last steps drain (the shared loads above are in flight)
+            wgmma_wait<0>();
+            fold();
+            release(prev_s);
+          }
+#pragma unroll
+          for (int k16 = 0; k16 < C::K16; ++k16) {
+            constexpr int kR = C::kRing;
+            // at most kR - 1 steps in flight: step k16 - kR, this slot's last reader, is done
+            if (k16 >= kR) wgmma_wait<kR - 1>();
+            uint32_t(&f)[C::R][4] = ring[k16 % kR];
+#pragma unroll
+            for (int r = 0; r < C::R; ++r) {
+              const uint4 v = wq[r][k16 >> 2];
+              const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+              Pk<T>::cvt_biased(w, f[r]);
+            }
+            wgmma_fence();
+            // the stage's descriptor plus the step's offset in 16-byte units (the address field
+            // does not carry: shared memory addresses stay below 2^18)
+            const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
+#pragma unroll
+            for (int r = 0; r < C::R; ++r) {
+              w4a16_wgmma_rs<C::TM, T>::run(part[r], f[r], desc, k16 != 0);
+              w4a16_wgmma_rs<C::TM, T>::run(part[r], nb_frag, desc, 1);
+            }
+            wgmma_commit();
+          }
+#pragma unroll
+          for (int r = 0; r < C::R; ++r) {
+            sprev[r][0] = sf[r][0];
+            sprev[r][1] = sf[r][1];
+          }
+          prev_s = s;
+        }
+        wgmma_wait<0>();
+        fold();
+        }
+      } else {
       if (C::kOverlap) {
         int kb = 0;
         for (; kb + 1 < kb_per; kb += 2) {
@@ -532,6 +633,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
         for (int kb = 0; kb < kb_per; ++kb) kstep(std::integral_constant<int, 0>(), kb);
       }
       wgmma_wait<0>();
+      }
 #pragma unroll
       for (int r = 0; r < C::R; ++r)
 #pragma unroll
