@@ -26,11 +26,15 @@
 // consecutive 64-wide k tiles, two at a time (their shared-memory loads first, then the math;
 // four would spill at the 96-register cap of two CTAs per SM). Per tile: one 16-byte shared load
 // per lane (its mma A fragments), dequant (common/dequant.cuh), ldmatrix of the activations,
-// mma.sync m16n8k16 and the group scale in fp32 (w4a16_gemv_tile_mma, shared with gemv.cuh,
-// here with the mma free to interleave with the other tile's). bf16 symmetric modes feed the
-// codes biased by 128 and remove the bias with one more mma (w4a16_gemv_biased); with groups
-// of 64 or more a tile's scale is applied once. The 8 / R warps of a row block are summed in a
-// reduction buffer in warp order (deterministic), then stored (w4a16_gemv_store).
+// mma.sync m16n8k16 and the group scale in fp32. Two consumers (VAR below): the specialized one
+// (scale-only modes with group >= 128, per-column; w4a16_gemv_tma_stage_fast) hoists every
+// stage-invariant address out of the loop (M = 1: ldmatrix addresses are immediates; the scale
+// pair of a 128-k tile pair is one address) and feeds exact codes (q - 8): 66 SASS instructions
+// per 512-byte tile at M = 1 (44 of them dequant), 74 at M > 1, against about 80 executed by the
+// generic one, whose chain per tile is twice as long (8 mma: w4a16_gemv_tile_mma,
+// shared with gemv.cuh; bf16 codes biased by 128, the bias removed by one more mma,
+// w4a16_gemv_biased). The 8 / R warps of a row block are summed in a reduction buffer in warp
+// order (deterministic), then stored (w4a16_gemv_store).
 //
 // Programmatic dependent launch: before griddepcontrol.wait a CTA issues the weight and scale
 // (zero) copies of its first STAGES stages - the quantized weights, which w4a16.h's ordering
@@ -81,7 +85,92 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
   return l;
 }
 
-template <typename T, int MODE, int R, int TILE_M, int STAGES>
+// The consumer's specializations (template parameter VAR of the kernel), chosen per launch by
+// w4a16_gemv_tma_launch from M and the group size (W4A16_GEMV_TMA_GENERIC set: none, for A/B):
+//   W4A16_GEMV_TMA_M1    M == 1: A came by a plain copy, so the ldmatrix addresses are immediates
+//                        off one base;
+//   W4A16_GEMV_TMA_GBIG  FINEGRAINED_SCALE_ONLY with group >= 128: the two tiles of a batch (128
+//                        aligned k) share one group row, so one scale pair per batch, its address
+//                        hoisted out of the loop; PER_COLUMN_SCALE_ONLY: no scales in the loop.
+// With either bit (FINEGRAINED_SCALE_ONLY: with GBIG) the stage goes through
+// w4a16_gemv_tma_stage_fast: stage-invariant addresses hoisted, exact codes (q - 8 by the packed
+// subtraction of common/dequant.cuh, no bias-removing mma), mma free to interleave across the
+// warp's four tiles. Everything else (groups 32 and 64, FINEGRAINED_SCALE_AND_ZEROS) takes the
+// generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and the
+// bias removed by one more mma per k16 step).
+#define W4A16_GEMV_TMA_M1 1
+#define W4A16_GEMV_TMA_GBIG 2
+
+// One stage of one consumer warp, specialized (VAR above): tiles u = 0..3 of the warp (row block
+// rw, k tiles t0 + u), two at a time. st: the stage's shared-memory address; w_off: the lane's 16
+// bytes of tile 0; a_base: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high 32 k:
+// + 64); else tile 0's 128-byte line (line of tile u: + u a_step, the 16-byte chunk swizzled by
+// the line where a_swz is set); s_pair: GBIG: the scale address (row g) of tiles 0-1 and 2-3.
+template <bool BF16, int MODE, int NB, int VAR>
+static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
+                                                                 uint32_t a_base, const uint32_t (&s_pair)[2],
+                                                                 uint32_t a_step, uint32_t a_swz) {
+  static_assert(NB == 1, "the TMA GEMV's token tiles are one n8 block");
+  static_assert(MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "symmetric modes only");
+  constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
+  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE == W4A16_FINEGRAINED_SCALE_ONLY;
+  const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
+#pragma unroll
+  for (int u0 = 0; u0 < 4; u0 += 2) {
+    uint32_t wq[2][4], b[2][8];
+#pragma unroll
+    for (int x = 0; x < 2; ++x)
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(wq[x][0]), "=r"(wq[x][1]), "=r"(wq[x][2]), "=r"(wq[x][3])
+                   : "r"(st + w_off + (u0 + x) * 512));
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      uint32_t lo[4], hi[4];
+      uint32_t la;
+      if constexpr (M1) {
+        la = st + a_base + (uint32_t)(u0 + x) * 128u;
+      } else {
+        // stage-relative address of tile u's line (line0 + u M); the 128-byte swizzle XORs the
+        // 16-byte chunk with the line (the box starts 1024-aligned)
+        const uint32_t lb = a_base + (uint32_t)(u0 + x) * a_step;
+        la = st + lb + (chunk16 ^ (lb & a_swz) >> 3);
+      }
+      w4a16_gemv_ldsm_x4(lo, la);
+      w4a16_gemv_ldsm_x4(hi, M1 ? la + 64u : (la ^ 64u));  // k + 32: chunk + 4
+#pragma unroll
+      for (int y = 0; y < 4; ++y) {
+        b[x][y] = lo[y];
+        b[x][4 + y] = hi[y];
+      }
+    }
+    float sf0 = 1.f, sf1 = 1.f;  // the scales of rows g and g + 8 (per-column: in the epilogue)
+    if constexpr (GBIG) {
+      const uint32_t s_a = st + s_pair[u0 / 2];
+      const uint32_t v0 = w4a16_gemv_lds_u16(s_a), v1 = w4a16_gemv_lds_u16(s_a + 16);
+      if constexpr (BF16) {
+        sf0 = __uint_as_float(v0 << 16);
+        sf1 = __uint_as_float(v1 << 16);
+      } else {
+        sf0 = __half2float(__ushort_as_half((unsigned short)v0));
+        sf1 = __half2float(__ushort_as_half((unsigned short)v1));
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      uint32_t q[4][4];
+      w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
+      float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(part, q[j], b[x][2 * j], b[x][2 * j + 1]);
+      acc[0][0] = fmaf(sf0, part[0], acc[0][0]);
+      acc[0][1] = fmaf(sf0, part[1], acc[0][1]);
+      acc[0][2] = fmaf(sf1, part[2], acc[0][2]);
+      acc[0][3] = fmaf(sf1, part[3], acc[0][3]);
+    }
+  }
+}
+
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int VAR = 0>
 __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args, const __grid_constant__ CUtensorMap tm_a,
                           const __grid_constant__ CUtensorMap tm_s, const __grid_constant__ CUtensorMap tm_z) {
@@ -95,7 +184,11 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr int WPR = 8 / R;      // warps per row block
   constexpr int UB = 2;  // tiles whose loads are issued together (4 spill at the 96-register cap)
   constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
-  constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // bias removed by one more mma
+  constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
+  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && !PC;
+  // the specialized consumer (VAR above): per-column with either bit, scale-only with GBIG
+  constexpr bool FAST = (PC && VAR != 0) || (MODE == W4A16_FINEGRAINED_SCALE_ONLY && GBIG);
+  constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // generic consumer: bias removed by one more mma
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
   static_assert(TILE_M == 4 || TILE_M == 8 || TILE_M == 16, "TILE_M is 4, 8 or 16");
 
@@ -194,8 +287,27 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   const uint32_t w_off = (uint32_t)(rw * TT + t0) * 512 + lane * 16;
   const uint32_t s_off = L.s_off + rw * 32 + g * 2;
 
+  // the fast consumer's stage-invariant offsets (w4a16_gemv_tma_stage_fast)
+  uint32_t a_base = 0, a_step = 0, a_swz = 0;
+  uint32_t s_pair[2] = {0u, 0u};
+  if constexpr (M1) {
+    a_base = L.a_off + (uint32_t)t0 * 128u + (uint32_t)chunk * 16u;  // row 0, line t0 + u: + 128 u
+  } else {
+    const int line = t0 * M + arow[0];  // tile t0's line; tile u's: + u M (swizzled by line & 7)
+    a_base = L.a_off + (uint32_t)line * 128u;
+    a_step = (uint32_t)M * 128u;
+    a_swz = M > 1 ? 0x380u : 0u;  // M = 1: a plain copy, not swizzled
+  }
+  if constexpr (GBIG) {  // the group row of tiles (t0, t0 + 1) and (t0 + 2, t0 + 3) within a stage
+#pragma unroll
+    for (int p = 0; p < 2; ++p)
+      s_pair[p] = s_off + (uint32_t)(((t0 + 2 * p) * 64) >> gshift) * (uint32_t)(R * 32);
+  }
+  (void)a_step;
+  (void)a_swz;
+
   float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_tma_smem + (base - base0) + L.red);
-  int c = 0;  // stage sequence number, as the producer's
+  uint32_t slot = 0, phase = 0;  // slot and parity of stage sequence number c: c % STAGES, (c / STAGES) & 1
   for (int j = 0; j < my_units; ++j) {
     const int rb0 = ((int)blockIdx.x + j * (int)gridDim.x) * R;  // first row block of the unit
     float acc[NB][4];
@@ -204,9 +316,20 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
 #pragma unroll
       for (int x = 0; x < 4; ++x) acc[nb][x] = 0.f;
 
-    for (int i = 0; i < n_st; ++i, ++c) {
-      const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
-      w4a16_sm90::mbar_wait(bars + 8u * (uint32_t)(c % STAGES), (uint32_t)(c / STAGES) & 1u);
+    for (int i = 0; i < n_st; ++i) {
+      const uint32_t st = base + slot * L.stage;
+      const uint32_t full = bars + 8u * slot;
+      w4a16_sm90::mbar_wait(full, phase);
+      if constexpr (FAST) {
+        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz);
+        // this thread is done with the slot (see below)
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
+        if (++slot == STAGES) {
+          slot = 0;
+          phase ^= 1u;
+        }
+        continue;
+      }
       const int g0 = (i * TK) >> gshift;  // first group row of the stage
       // UB tiles at a time: every shared-memory load of the batch is issued before its math (the
       // asm statements keep their order, so this order is the schedule)
@@ -261,8 +384,11 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       }
       // this thread is done with the slot: every consumer thread arrives (its own reads are then
       // ordered before the refill, as compute-sanitizer's racecheck models it)
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8u * (uint32_t)(STAGES + c % STAGES))
-                   : "memory");
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
+      if (++slot == STAGES) {
+        slot = 0;
+        phase ^= 1u;
+      }
     }
 
     // D is written below: the previous grid must have completed (the producer waited before
@@ -306,6 +432,50 @@ static inline int w4a16_gemv_tma_ctas_env(void) {
   return n;
 }
 
+// W4A16_GEMV_TMA_GENERIC set (any value): the generic consumer for every call (A/B switch).
+static inline bool w4a16_gemv_tma_generic_env(void) {
+  static const bool on = getenv("W4A16_GEMV_TMA_GENERIC") != NULL;
+  return on;
+}
+
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int VAR>
+static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const struct w4a16_gemv_args &a,
+                                    const CUtensorMap &tm_a, const CUtensorMap &tm_s, const CUtensorMap &tm_z,
+                                    cudaStream_t stream) {
+  constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
+  void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
+      w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, VAR>;
+  // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
+  static const cudaError_t attr_err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total);
+  if (attr_err != cudaSuccess) return (int)attr_err;
+  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
+
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  // one CTA per unit, at most two per SM (the CTAs then walk several units): one wave with a
+  // free slot per SM for the next kernel's CTAs. Measured (H100, M = 1, docs/PERFORMANCE.md):
+  // grids of 1.2-1.6 waves (10240x8192, 28672x4096) ran 15-30% slower than capped at 2 per SM;
+  // one CTA per SM for every unit, slower still (the SM's decode math needs the warps of 2 CTAs).
+  // W4A16_GEMV_TMA_CTAS overrides the cap.
+  const int units = p->n / (16 * R);
+  const int cap = w4a16_gemv_tma_ctas_env();
+  const int ctas = cap > 0 ? cap : 2 * (p->sm_count > 0 ? p->sm_count : 132);
+  cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
+  cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
+  cfg.dynamicSmemBytes = l.total;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a, tm_a, tm_s, tm_z);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return (int)e;
+}
+
+
 // Host side (called from the generated instantiation files). Launch checks done by the runtime:
 // N % TILE_N == 0, K % (64 TT) == 0, M <= TILE_M, fine-grained group sizes powers of two >= 32.
 template <typename T, int MODE, int R, int TILE_M, int STAGES>
@@ -347,36 +517,19 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
       return (int)cudaErrorInvalidValue;
   }
 
-  void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
-      w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>;
-  // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
-  static const cudaError_t attr_err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total);
-  if (attr_err != cudaSuccess) return (int)attr_err;
-  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
-
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  // one CTA per unit, at most two per SM (the CTAs then walk several units): one wave with a
-  // free slot per SM for the next kernel's CTAs. Measured (H100, M = 1, docs/PERFORMANCE.md):
-  // grids of 1.2-1.6 waves (10240x8192, 28672x4096) ran 15-30% slower than capped at 2 per SM;
-  // one CTA per SM for every unit, slower still (the SM's decode math needs the warps of 2 CTAs).
-  // W4A16_GEMV_TMA_CTAS overrides the cap.
-  const int units = p->n / (16 * R);
-  const int cap = w4a16_gemv_tma_ctas_env();
-  const int ctas = cap > 0 ? cap : 2 * (p->sm_count > 0 ? p->sm_count : 132);
-  cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
-  cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
-  cfg.dynamicSmemBytes = l.total;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
-  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a, tm_a, tm_s, tm_z);
-  if (e == cudaSuccess) e = cudaGetLastError();
-  return (int)e;
+  // the consumer's specialization (VAR above), chosen by M and the group size of this call
+  constexpr int M1 = W4A16_GEMV_TMA_M1, GB = W4A16_GEMV_TMA_GBIG;
+  if (!w4a16_gemv_tma_generic_env()) {
+    if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
+      if (a.gshift >= 7 && p->m == 1)
+        return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
+      if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+    } else if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
+      if (p->m == 1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1>(p, a, tm_a, tm_s, tm_z, stream);
+      return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+    }
+  }
+  return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, 0>(p, a, tm_a, tm_s, tm_z, stream);
 }
 
 template <typename T, int MODE, int R, int TILE_M, int STAGES>
