@@ -71,6 +71,7 @@
 #include "w4a16/w4a16.h"
 
 #define W4A16_GEMV_THREADS 256
+#define W4A16_GEMV_MAX_DEVICES 64  // devices whose launch properties are cached (beyond: computed per launch)
 #define W4A16_GEMV_WARPS (W4A16_GEMV_THREADS / 32)
 
 // Kernel arguments (by value).
@@ -702,16 +703,32 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
   }
-  static const bool pdl = w4a16_gemv_pdl_ok(kernel);  // per instantiation (template), once
-  // resident CTAs per SM of this instantiation (for W4A16_GEMV_PDL_TRIGGER=auto), once
-  static const int per_sm = [kernel, smem]() {
+  // Per instantiation and device, computed on first use there (a process may drive GPUs of
+  // different architectures: whether the loaded image has the PDL wait, and the occupancy, are
+  // properties of the current device's copy). 0 = not yet known; a benign race (the same value).
+  static int cache[W4A16_GEMV_MAX_DEVICES][2];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= W4A16_GEMV_MAX_DEVICES) {
+    (void)cudaGetLastError();
+    dev = -1;
+  }
+  int pdl_state = dev >= 0 ? cache[dev][0] : 0;
+  if (pdl_state == 0) {
+    pdl_state = w4a16_gemv_pdl_ok(kernel) ? 2 : 1;
+    if (dev >= 0) cache[dev][0] = pdl_state;
+  }
+  const bool pdl = pdl_state == 2;
+  // resident CTAs per SM of this instantiation (for W4A16_GEMV_PDL_TRIGGER=auto), stored + 1
+  int per_sm = dev >= 0 ? cache[dev][1] - 1 : -1;
+  if (per_sm < 0) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, W4A16_GEMV_THREADS, (size_t)smem) != cudaSuccess) {
       (void)cudaGetLastError();
       n = 0;
     }
-    return n;
-  }();
+    per_sm = n;
+    if (dev >= 0) cache[dev][1] = n + 1;
+  }
   const long long ctas = (long long)(p->n / TILE_N) * split;
   const int trig = w4a16_gemv_trigger_env();
   a.late_trigger = trig == 1 || (trig == 2 && (per_sm <= 0 || ctas <= (long long)per_sm * (p->sm_count > 0 ? p->sm_count : 132)));

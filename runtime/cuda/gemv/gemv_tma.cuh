@@ -445,8 +445,10 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
   void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
       w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, VAR>;
-  // the largest layout (M = TILE_M, group 32) once; each launch asks for its own size
-  static const cudaError_t attr_err =
+  // the limit of the largest layout (M = TILE_M, group 32); each launch asks for its own size.
+  // Raised on every launch, not once per process: the attribute belongs to the current device's
+  // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
+  const cudaError_t attr_err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total);
   if (attr_err != cudaSuccess) return (int)attr_err;
