@@ -54,6 +54,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
 
@@ -137,7 +138,7 @@ static void test_hopper_prefers_sm90(void **state) {
   }
 }
 
-/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the sm80 128x16 class */
+/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the sm90 256x16x128 class */
 static void test_h100_table(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -149,11 +150,12 @@ static void test_h100_table(void **state) {
   assert_true(n > 0);
   int have_class = 0;
   for (size_t i = 0; i < NFAKE; ++i)
-    have_class |= fake[i].family == W4A16_FAMILY_SM80 && fake[i].tile_n == 128 && fake[i].tile_m == 16 &&
-                  w4a16_can_implement(&fake[i], &p) == W4A16_STATUS_OK;
-  if (have_class) {
-    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
-    assert_int_equal(r[0].kernel->tile_n, 128);
+    have_class |= fake[i].family == W4A16_FAMILY_SM90 && fake[i].tile_n == 256 && fake[i].tile_m == 16 &&
+                  fake[i].tile_k == 128 && w4a16_can_implement(&fake[i], &p) == W4A16_STATUS_OK;
+  assert_true(have_class);
+  {
+    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM90);
+    assert_int_equal(r[0].kernel->tile_n, 256);
     assert_int_equal(r[0].kernel->tile_m, 16);
     assert_string_equal(r[0].rule, "h100-m9-16-n16385-up");
   }
