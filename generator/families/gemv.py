@@ -46,11 +46,14 @@ SMEM_LIMIT = 99 * 1024  # within sm86/sm89's per-block opt-in limit
 # sm_90a TMA schedule: row blocks per CTA x tile_m x stages. Shared memory per CTA must let two
 # CTAs share an SM (the next kernel's CTAs stream beside the running ones): <= 113 KB.
 TMA_ROWS = (1, 2, 4, 8)
-TMA_TILE_M = (4, 8)  # shared memory grows with M (activation rows): tile_m 4 lets 16-row CTAs fit;
-# tile_m 16 was measured 1.5-3x slower than the register-staged kernels at M = 16: dropped
+TMA_TILE_M = (4, 8, 16)  # shared memory grows with M (activation rows): tile_m 4 lets 16-row CTAs fit;
+# tile_m 16 (two n8 token blocks) was 1.5-3x slower than the register-staged kernels at M = 16 with
+# the generic consumer; the specialized one (scale-only group >= 128, per-column) dequantizes each
+# weight fragment once for both blocks
 TMA_STAGES = (2, 3, 4)  # 2: tile_m 8 on 16-row CTAs fits two CTAs per SM
 TMA_SMEM_LIMIT = 113 * 1024
-TMA_DEFAULT = {(16, 4, 3), (16, 8, 2), (32, 4, 4), (32, 8, 3), (128, 8, 4)}  # (tile_n, tile_m, stages): the H100 winners at M <= 8
+TMA_DEFAULT = {(16, 4, 3), (16, 8, 2), (32, 4, 4), (32, 8, 3), (128, 8, 4),  # (tile_n, tile_m, stages): the H100 winners at M <= 8
+               (32, 16, 2), (64, 16, 3)}  # ... and at M = 9..16 (docs/PERFORMANCE.md, fourth session)
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
@@ -98,6 +101,13 @@ def tma_smem_bytes(rows, tm, stages, mode, group=32):
     return stage * stages + red + 16 * stages + 1024  # + barriers + alignment slack of the base
 
 
+def tma_min_group(tm, mode):
+    """tile_m 16 runs only the specialized consumer (two n8 token blocks per dequantized
+    fragment): scale-only groups of at least 128 (and per-column); the generic one spills there
+    and is 1.5-3x slower than the register-staged kernels, so smaller groups are refused."""
+    return 128 if tm == 16 and mode == QuantMode.FINEGRAINED_SCALE_ONLY else 32
+
+
 def tma_name(dtype, mode, tn, tm, tk, stages):
     return "%s_n%d_m%d_k%d_s%d_tma" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages)
 
@@ -108,7 +118,7 @@ def enumerate():
         yield Config(name=tma_name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=Arch.SM90A,
                      dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk, schedule=Schedule.GEMV_TMA,
                      stages=stages, split_k=1, threads=THREADS, smem_bytes=tma_smem_bytes(rows, tm, stages, mode),
-                     min_group=32, template="gemv_tma_kernel.cu.j2")
+                     min_group=tma_min_group(tm, mode), template="gemv_tma_kernel.cu.j2")
     for dtype, mode, tm, (u, stages), split in itertools.product(DType, QuantMode, ROWS, KSTEPS, SPLITS):
         for tn in ROWS[tm]:
             tk = 64 * warps_k(tn) * u
@@ -123,7 +133,9 @@ def is_valid(c):
         if c.tile_n // 16 not in TMA_ROWS or c.tile_n % 16 or c.tile_k * c.tile_n != 64 * 32 * 16:
             return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 KB of weights per stage"
         if c.tile_m not in TMA_TILE_M:
-            return False, "tma: tile_m must be 4 or 8"
+            return False, "tma: tile_m must be 4, 8 or 16"
+        if c.tile_m == 16 and c.mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS:
+            return False, "tma: tile_m 16 has no zero-point consumer (the generic one spills)"
         if c.smem_bytes > TMA_SMEM_LIMIT:
             return False, "tma: shared memory %d > %d (two CTAs per SM)" % (c.smem_bytes, TMA_SMEM_LIMIT)
         return True, ""

@@ -102,47 +102,53 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 #define W4A16_GEMV_TMA_GBIG 2
 
 // One stage of one consumer warp, specialized (VAR above): tiles u = 0..3 of the warp (row block
-// rw, k tiles t0 + u), two at a time. st: the stage's shared-memory address; w_off: the lane's 16
-// bytes of tile 0; a_base: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high 32 k:
-// + 64); else tile 0's 128-byte line (line of tile u: + u a_step, the 16-byte chunk swizzled by
-// the line where a_swz is set); s_pair: GBIG: the scale address (row g) of tiles 0-1 and 2-3.
+// rw, k tiles t0 + u), two at a time, for NB n8 blocks of tokens (tile_m 16: two, each weight
+// fragment dequantized once for both). st: the stage's shared-memory address; w_off: the lane's 16
+// bytes of tile 0; a_base[nb]: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high
+// 32 k: + 64); else tile 0's 128-byte line of the lane's token row in block nb (line of tile u:
+// + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: GBIG: the scale
+// address (row g) of tiles 0-1 and 2-3.
 template <bool BF16, int MODE, int NB, int VAR>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
-                                                                 uint32_t a_base, const uint32_t (&s_pair)[2],
-                                                                 uint32_t a_step, uint32_t a_swz) {
-  static_assert(NB == 1, "the TMA GEMV's token tiles are one n8 block");
+                                                                 const uint32_t (&a_base)[NB],
+                                                                 const uint32_t (&s_pair)[2], uint32_t a_step,
+                                                                 uint32_t a_swz) {
+  static_assert(NB == 1 || NB == 2, "tile_m 4, 8 or 16: one or two n8 token blocks");
+  static_assert(NB == 1 || (VAR & W4A16_GEMV_TMA_M1) == 0, "M = 1: one n8 block");
   static_assert(MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "symmetric modes only");
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
   constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE == W4A16_FINEGRAINED_SCALE_ONLY;
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
 #pragma unroll
   for (int u0 = 0; u0 < 4; u0 += 2) {
-    uint32_t wq[2][4], b[2][8];
+    uint32_t wq[2][4], b[2][NB][8];
 #pragma unroll
     for (int x = 0; x < 2; ++x)
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                    : "=r"(wq[x][0]), "=r"(wq[x][1]), "=r"(wq[x][2]), "=r"(wq[x][3])
                    : "r"(st + w_off + (u0 + x) * 512));
 #pragma unroll
-    for (int x = 0; x < 2; ++x) {
-      uint32_t lo[4], hi[4];
-      uint32_t la;
-      if constexpr (M1) {
-        la = st + a_base + (uint32_t)(u0 + x) * 128u;
-      } else {
-        // stage-relative address of tile u's line (line0 + u M); the 128-byte swizzle XORs the
-        // 16-byte chunk with the line (the box starts 1024-aligned)
-        const uint32_t lb = a_base + (uint32_t)(u0 + x) * a_step;
-        la = st + lb + (chunk16 ^ (lb & a_swz) >> 3);
-      }
-      w4a16_gemv_ldsm_x4(lo, la);
-      w4a16_gemv_ldsm_x4(hi, M1 ? la + 64u : (la ^ 64u));  // k + 32: chunk + 4
+    for (int x = 0; x < 2; ++x)
 #pragma unroll
-      for (int y = 0; y < 4; ++y) {
-        b[x][y] = lo[y];
-        b[x][4 + y] = hi[y];
+      for (int nb = 0; nb < NB; ++nb) {
+        uint32_t lo[4], hi[4];
+        uint32_t la;
+        if constexpr (M1) {
+          la = st + a_base[nb] + (uint32_t)(u0 + x) * 128u;
+        } else {
+          // stage-relative address of tile u's line (line0 + u M); the 128-byte swizzle XORs the
+          // 16-byte chunk with the line (the box starts 1024-aligned)
+          const uint32_t lb = a_base[nb] + (uint32_t)(u0 + x) * a_step;
+          la = st + lb + (chunk16 ^ (lb & a_swz) >> 3);
+        }
+        w4a16_gemv_ldsm_x4(lo, la);
+        w4a16_gemv_ldsm_x4(hi, M1 ? la + 64u : (la ^ 64u));  // k + 32: chunk + 4
+#pragma unroll
+        for (int y = 0; y < 4; ++y) {
+          b[x][nb][y] = lo[y];
+          b[x][nb][4 + y] = hi[y];
+        }
       }
-    }
     float sf0 = 1.f, sf1 = 1.f;  // the scales of rows g and g + 8 (per-column: in the epilogue)
     if constexpr (GBIG) {
       const uint32_t s_a = st + s_pair[u0 / 2];
@@ -159,13 +165,16 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
     for (int x = 0; x < 2; ++x) {
       uint32_t q[4][4];
       w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
-      float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-      for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(part, q[j], b[x][2 * j], b[x][2 * j + 1]);
-      acc[0][0] = fmaf(sf0, part[0], acc[0][0]);
-      acc[0][1] = fmaf(sf0, part[1], acc[0][1]);
-      acc[0][2] = fmaf(sf1, part[2], acc[0][2]);
-      acc[0][3] = fmaf(sf1, part[3], acc[0][3]);
+      for (int nb = 0; nb < NB; ++nb) {
+        float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(part, q[j], b[x][nb][2 * j], b[x][nb][2 * j + 1]);
+        acc[nb][0] = fmaf(sf0, part[0], acc[nb][0]);
+        acc[nb][1] = fmaf(sf0, part[1], acc[nb][1]);
+        acc[nb][2] = fmaf(sf1, part[2], acc[nb][2]);
+        acc[nb][3] = fmaf(sf1, part[3], acc[nb][3]);
+      }
     }
   }
 }
@@ -288,13 +297,16 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   const uint32_t s_off = L.s_off + rw * 32 + g * 2;
 
   // the fast consumer's stage-invariant offsets (w4a16_gemv_tma_stage_fast)
-  uint32_t a_base = 0, a_step = 0, a_swz = 0;
+  uint32_t a_base[NB], a_step = 0, a_swz = 0;
   uint32_t s_pair[2] = {0u, 0u};
   if constexpr (M1) {
-    a_base = L.a_off + (uint32_t)t0 * 128u + (uint32_t)chunk * 16u;  // row 0, line t0 + u: + 128 u
+    a_base[0] = L.a_off + (uint32_t)t0 * 128u + (uint32_t)chunk * 16u;  // row 0, line t0 + u: + 128 u
   } else {
-    const int line = t0 * M + arow[0];  // tile t0's line; tile u's: + u M (swizzled by line & 7)
-    a_base = L.a_off + (uint32_t)line * 128u;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      const int line = t0 * M + arow[nb];  // tile t0's line; tile u's: + u M (swizzled by line & 7)
+      a_base[nb] = L.a_off + (uint32_t)line * 128u;
+    }
     a_step = (uint32_t)M * 128u;
     a_swz = M > 1 ? 0x380u : 0u;  // M = 1: a plain copy, not swizzled
   }
@@ -520,24 +532,34 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   }
 
   // the consumer's specialization (VAR above), chosen by M and the group size of this call
-  constexpr int M1 = W4A16_GEMV_TMA_M1, GB = W4A16_GEMV_TMA_GBIG;
+  // (M1 is specialized for one n8 token block: tile_m 16 runs M = 1 through the general form.
+  // tile_m 16 has only the specialized consumer: its kernels take scale-only groups >= 128 and
+  // per-column (min_group, generator/families/gemv.py), and W4A16_GEMV_TMA_GENERIC does not apply.)
+  constexpr int M1 = TILE_M <= 8 ? W4A16_GEMV_TMA_M1 : 0, GB = W4A16_GEMV_TMA_GBIG;
+  static_assert(TILE_M <= 8 || MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "tile_m 16: symmetric modes only");
+  if constexpr (TILE_M > 8) {
+    return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+  } else {
   if (!w4a16_gemv_tma_generic_env()) {
     if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
-      if (a.gshift >= 7 && p->m == 1)
+      if (a.gshift >= 7 && p->m == 1 && M1)
         return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
       if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
     } else if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
-      if (p->m == 1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1>(p, a, tm_a, tm_s, tm_z, stream);
+      if (p->m == 1 && M1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1>(p, a, tm_a, tm_s, tm_z, stream);
       return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
     }
   }
   return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, 0>(p, a, tm_a, tm_s, tm_z, stream);
+  }
 }
 
 template <typename T, int MODE, int R, int TILE_M, int STAGES>
 static inline int w4a16_gemv_tma_probe(void) {
   cudaFuncAttributes attr;
-  return (int)cudaFuncGetAttributes(&attr, w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES>);
+  // (tile_m 16: the specialized consumer is the only one built)
+  return (int)cudaFuncGetAttributes(&attr, w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES,
+                                                                  (TILE_M > 8 ? W4A16_GEMV_TMA_GBIG : 0)>);
 }
 
 #endif
