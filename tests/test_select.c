@@ -40,6 +40,7 @@
 /* a fake registry, sorted by name like the generated one; impl == NULL */
 static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 2, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
@@ -138,7 +139,7 @@ static void test_hopper_prefers_sm90(void **state) {
   }
 }
 
-/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the sm90 256x16x128 class */
+/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the GEMV TMA class 32x16x1024 */
 static void test_h100_table(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -150,12 +151,12 @@ static void test_h100_table(void **state) {
   assert_true(n > 0);
   int have_class = 0;
   for (size_t i = 0; i < NFAKE; ++i)
-    have_class |= fake[i].family == W4A16_FAMILY_SM90 && fake[i].tile_n == 256 && fake[i].tile_m == 16 &&
-                  fake[i].tile_k == 128 && w4a16_can_implement(&fake[i], &p) == W4A16_STATUS_OK;
+    have_class |= fake[i].family == W4A16_FAMILY_GEMV && fake[i].tile_n == 32 && fake[i].tile_m == 16 &&
+                  fake[i].tile_k == 1024 && w4a16_can_implement(&fake[i], &p) == W4A16_STATUS_OK;
   assert_true(have_class);
   {
-    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM90);
-    assert_int_equal(r[0].kernel->tile_n, 256);
+    assert_int_equal(r[0].kernel->family, W4A16_FAMILY_GEMV);
+    assert_int_equal(r[0].kernel->tile_n, 32);
     assert_int_equal(r[0].kernel->tile_m, 16);
     assert_string_equal(r[0].rule, "h100-m9-16-n16385-up");
   }
@@ -220,7 +221,7 @@ static void test_dtype_and_mode(void **state) {
 /* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
-  w4a16_kernel_desc future = fake[5];
+  w4a16_kernel_desc future = fake[6];
   future.name = "w4a16_sm100_bf16_u4_fgs_128x16x128";
   future.family = (w4a16_family)3;
   w4a16_heuristic_result r[4];
@@ -232,7 +233,7 @@ static void test_fallback(void **state) {
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
   /* beside a ranked kernel, the fallback tier comes last */
-  const w4a16_kernel_desc two[2] = {future, fake[5]};
+  const w4a16_kernel_desc two[2] = {future, fake[6]};
   assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
@@ -298,7 +299,7 @@ static void test_requested_prefix(void **state) {
 /* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
 static void test_waves_efficiency(void **state) {
   (void)state;
-  const w4a16_kernel_desc *kd = &fake[11]; /* sm90 128x128, no split-K */
+  const w4a16_kernel_desc *kd = &fake[12]; /* sm90 128x128, no split-K */
   assert_int_equal(kd->tile_m, 128);
   assert_int_equal(kd->split_k, 1);
   float we = 0;
@@ -317,7 +318,7 @@ static void test_waves_efficiency(void **state) {
   assert_float_equal(we, 1088.0f / 1188.0f, 1e-5f);
   /* split-K multiplies the CTAs */
   p = bf16_problem(16, 4096, 4096);
-  w4a16_heuristic_estimate_us(&fake[5], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
+  w4a16_heuristic_estimate_us(&fake[6], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
   assert_float_equal(we, 128.0f / 132.0f, 1e-5f);
 }
 
@@ -338,13 +339,13 @@ static void test_estimate_monotone(void **state) {
   }
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
-  float big = w4a16_heuristic_estimate_us(&fake[11], &p, 132, 1, NULL);
-  float small = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  float big = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
   assert_true(small < big);
   /* large M: the 128x128 tile beats 128x16 */
   p = bf16_problem(4096, 28672, 4096);
-  big = w4a16_heuristic_estimate_us(&fake[11], &p, 132, 1, NULL);
-  small = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  big = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
   assert_true(big < small);
 }
 
