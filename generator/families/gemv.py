@@ -18,8 +18,10 @@ Group sizes 32, 64, 128, 256 (powers of two >= 32) and per-column are handled at
 
 sm_90a schedule "tma" (runtime/cuda/gemv/gemv_tma.cuh): w4a16_gemv_<dtype>_u4_<mode>_n<N>_m<M>_k<K>_s<S>_tma
   n<N>   tile_n = 16 R: R row blocks per CTA over all of K (no split); 16, 32, 64, 128
-  m<M>   tile_m: 4 or 8: M <= tile_m, one mma per packed word (the generic consumer adds one for
-         the bias in bf16; gemv_tma.cuh chooses its consumer per call from M and the group size)
+  m<M>   tile_m: 4, 8 or 16: M <= tile_m, one mma per packed word and n8 token block (the
+         generic consumer adds one for the bias in bf16; gemv_tma.cuh chooses its consumer per
+         call from M and the group size; tile_m 16 has only the specialized one: scale-only
+         groups >= 128 and per-column)
   k<K>   tile_k = K per stage = 64 x 32 / R (16 KB of packed weights per stage)
   s<S>   stages of the shared-memory ring (TMA bulk copies; the first S are issued before
          griddepcontrol.wait, overlapping the previous kernel)
