@@ -30,7 +30,8 @@
 // (scale-only modes with group >= 128, per-column; w4a16_gemv_tma_stage_fast) hoists every
 // stage-invariant address out of the loop (M = 1: ldmatrix addresses are immediates; the scale
 // pair of a 128-k tile pair is one address) and feeds exact codes (q - 8): 66 SASS instructions
-// per 512-byte tile at M = 1 (44 of them dequant), 74 at M > 1, against about 80 executed by the
+// per 512-byte tile at M = 1 (44 of them dequant), 74 at M > 1 (tile_m 16: two n8 token blocks
+// share each dequantized fragment), against about 80 executed by the
 // generic one, whose chain per tile is twice as long (8 mma: w4a16_gemv_tile_mma,
 // shared with gemv.cuh; bf16 codes biased by 128, the bias removed by one more mma,
 // w4a16_gemv_biased). The 8 / R warps of a row block are summed in a reduction buffer in warp
