@@ -63,6 +63,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "common/dequant.cuh"
@@ -705,21 +706,22 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   }
   // Per instantiation and device, computed on first use there (a process may drive GPUs of
   // different architectures: whether the loaded image has the PDL wait, and the occupancy, are
-  // properties of the current device's copy). 0 = not yet known; a benign race (the same value).
-  static int cache[W4A16_GEMV_MAX_DEVICES][2];
+  // properties of the current device's copy). 0 = not yet known; threads that race compute and
+  // store the same value.
+  static std::atomic<int> cache[W4A16_GEMV_MAX_DEVICES][2];
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= W4A16_GEMV_MAX_DEVICES) {
     (void)cudaGetLastError();
     dev = -1;
   }
-  int pdl_state = dev >= 0 ? cache[dev][0] : 0;
+  int pdl_state = dev >= 0 ? cache[dev][0].load(std::memory_order_relaxed) : 0;
   if (pdl_state == 0) {
     pdl_state = w4a16_gemv_pdl_ok(kernel) ? 2 : 1;
-    if (dev >= 0) cache[dev][0] = pdl_state;
+    if (dev >= 0) cache[dev][0].store(pdl_state, std::memory_order_relaxed);
   }
   const bool pdl = pdl_state == 2;
   // resident CTAs per SM of this instantiation (for W4A16_GEMV_PDL_TRIGGER=auto), stored + 1
-  int per_sm = dev >= 0 ? cache[dev][1] - 1 : -1;
+  int per_sm = dev >= 0 ? cache[dev][1].load(std::memory_order_relaxed) - 1 : -1;
   if (per_sm < 0) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, W4A16_GEMV_THREADS, (size_t)smem) != cudaSuccess) {
@@ -727,7 +729,7 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
       n = 0;
     }
     per_sm = n;
-    if (dev >= 0) cache[dev][1] = n + 1;
+    if (dev >= 0) cache[dev][1].store(n + 1, std::memory_order_relaxed);
   }
   const long long ctas = (long long)(p->n / TILE_N) * split;
   const int trig = w4a16_gemv_trigger_env();
