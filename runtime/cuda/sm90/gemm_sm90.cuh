@@ -13,6 +13,9 @@
 // read their packed weight fragments from shared memory (one 16-byte load per lane per
 // 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
 // apply the group scale (and zero) in registers, and issue wgmma with A from registers.
+// Small token tiles with scale-only groups of at least TK take a post-scaled mainloop instead
+// (Cfg::kPost): exact biased codes into the wgmma, the group scale applied to an fp32 partial
+// per k-block, conversion overlapping the wgmmas in flight.
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
 // the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
@@ -548,91 +551,91 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       if constexpr (C::kPost) post = p.group >= C::TK;
       if (post) {
         if constexpr (C::kPost) {
-        // ---- post-scaled mainloop (Cfg::kPost): one scale row per k-block
-        float part[C::R][C::TM / 2];  // fp32 partial of the current k-block
-        float sprev[C::R][2];         // the scales of the block in part, rows g and g + 8
-        uint32_t ring[C::kRing][C::R][4];
-        constexpr uint32_t kNegBias = std::is_same<T, __nv_bfloat16>::value ? 0xc308c308u   // bf16 -136
-                                                                            : 0xe408e408u;  // f16 -1032
-        // (opaque to the compiler, so that it keeps one register quad instead of rematerializing
-        // the constant before every wgmma)
-        uint32_t nb_frag[4];
+          // ---- post-scaled mainloop (Cfg::kPost): one scale row per k-block
+          float part[C::R][C::TM / 2];  // fp32 partial of the current k-block
+          float sprev[C::R][2];         // the scales of the block in part, rows g and g + 8
+          uint32_t ring[C::kRing][C::R][4];
+          constexpr uint32_t kNegBias = std::is_same<T, __nv_bfloat16>::value ? 0xc308c308u   // bf16 -136
+                                                                              : 0xe408e408u;  // f16 -1032
+          // (opaque to the compiler, so that it keeps one register quad instead of rematerializing
+          // the constant before every wgmma)
+          uint32_t nb_frag[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) nb_frag[e] = kNegBias ^ ((uint32_t)(p.k >> 31) << e);  // K > 0
-        // acc += s x part once the block's wgmmas are complete (wgmma.wait_group 0: no wgmma in
-        // flight while the accumulators are read, else ptxas serializes every wgmma, C7514)
-        auto fold = [&]() {
+          for (int e = 0; e < 4; ++e) nb_frag[e] = kNegBias ^ ((uint32_t)(p.k >> 31) << e);  // K > 0
+          // acc += s x part once the block's wgmmas are complete (wgmma.wait_group 0: no wgmma in
+          // flight while the accumulators are read, else ptxas serializes every wgmma, C7514)
+          auto fold = [&]() {
 #pragma unroll
-          for (int r = 0; r < C::R; ++r)
+            for (int r = 0; r < C::R; ++r)
 #pragma unroll
-            for (int i = 0; i < C::TM / 2; ++i) {
-              reg_fence(part[r][i]);
-              acc[r][i] = fmaf(sprev[r][(i >> 1) & 1], part[r][i], acc[r][i]);
-            }
-        };
-        for (int kb = 0; kb < kb_per; ++kb) {
-          uint4 wq[C::R][C::KT];
-          const uint32_t s = stage_in(kb, wq);
-          const uint32_t st = base + s * C::kStageBytes;
-          float sf[C::R][2];
-#pragma unroll
-          for (int r = 0; r < C::R; ++r) {
-            const uint32_t a0 = st + C::kSOff + (rowbase + r * 64 + warp * 16 + g) * 2;
-            sf[r][0] = Pk<T>::to_float(lds16(a0));
-            sf[r][1] = Pk<T>::to_float(lds16(a0 + 16));
-          }
-          const uint64_t desc0 = smem_desc_sw128(st);
-          if (kb > 0) {
-            // the previous block's last steps drain (the shared loads above are in flight)
-            wgmma_wait<0>();
-            fold();
-            release(prev_s);
-          }
-#pragma unroll
-          for (int k16 = 0; k16 < C::K16; ++k16) {
-            constexpr int kR = C::kRing;
-            // at most kR - 1 steps in flight: step k16 - kR, this slot's last reader, is done
-            if (k16 >= kR) wgmma_wait<kR - 1>();
-            uint32_t(&f)[C::R][4] = ring[k16 % kR];
+              for (int i = 0; i < C::TM / 2; ++i) {
+                reg_fence(part[r][i]);
+                acc[r][i] = fmaf(sprev[r][(i >> 1) & 1], part[r][i], acc[r][i]);
+              }
+          };
+          for (int kb = 0; kb < kb_per; ++kb) {
+            uint4 wq[C::R][C::KT];
+            const uint32_t s = stage_in(kb, wq);
+            const uint32_t st = base + s * C::kStageBytes;
+            float sf[C::R][2];
 #pragma unroll
             for (int r = 0; r < C::R; ++r) {
-              const uint4 v = wq[r][k16 >> 2];
-              const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
-              Pk<T>::cvt_biased(w, f[r]);
+              const uint32_t a0 = st + C::kSOff + (rowbase + r * 64 + warp * 16 + g) * 2;
+              sf[r][0] = Pk<T>::to_float(lds16(a0));
+              sf[r][1] = Pk<T>::to_float(lds16(a0 + 16));
             }
-            wgmma_fence();
-            // the stage's descriptor plus the step's offset in 16-byte units (the address field
-            // does not carry: shared memory addresses stay below 2^18)
-            const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
+            const uint64_t desc0 = smem_desc_sw128(st);
+            if (kb > 0) {
+              // the previous block's last steps drain (the shared loads above are in flight)
+              wgmma_wait<0>();
+              fold();
+              release(prev_s);
+            }
+#pragma unroll
+            for (int k16 = 0; k16 < C::K16; ++k16) {
+              constexpr int kR = C::kRing;
+              // at most kR - 1 steps in flight: step k16 - kR, this slot's last reader, is done
+              if (k16 >= kR) wgmma_wait<kR - 1>();
+              uint32_t(&f)[C::R][4] = ring[k16 % kR];
+#pragma unroll
+              for (int r = 0; r < C::R; ++r) {
+                const uint4 v = wq[r][k16 >> 2];
+                const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+                Pk<T>::cvt_biased(w, f[r]);
+              }
+              wgmma_fence();
+              // the stage's descriptor plus the step's offset in 16-byte units (the address field
+              // does not carry: shared memory addresses stay below 2^18)
+              const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
+#pragma unroll
+              for (int r = 0; r < C::R; ++r) {
+                w4a16_wgmma_rs<C::TM, T>::run(part[r], f[r], desc, k16 != 0);
+                w4a16_wgmma_rs<C::TM, T>::run(part[r], nb_frag, desc, 1);
+              }
+              wgmma_commit();
+            }
 #pragma unroll
             for (int r = 0; r < C::R; ++r) {
-              w4a16_wgmma_rs<C::TM, T>::run(part[r], f[r], desc, k16 != 0);
-              w4a16_wgmma_rs<C::TM, T>::run(part[r], nb_frag, desc, 1);
+              sprev[r][0] = sf[r][0];
+              sprev[r][1] = sf[r][1];
             }
-            wgmma_commit();
+            prev_s = s;
           }
-#pragma unroll
-          for (int r = 0; r < C::R; ++r) {
-            sprev[r][0] = sf[r][0];
-            sprev[r][1] = sf[r][1];
+          wgmma_wait<0>();
+          fold();
+        }
+      } else {
+        if (C::kOverlap) {
+          int kb = 0;
+          for (; kb + 1 < kb_per; kb += 2) {
+            kstep(std::integral_constant<int, 0>(), kb);
+            kstep(std::integral_constant<int, 1>(), kb + 1);
           }
-          prev_s = s;
+          if (kb < kb_per) kstep(std::integral_constant<int, 0>(), kb);
+        } else {
+          for (int kb = 0; kb < kb_per; ++kb) kstep(std::integral_constant<int, 0>(), kb);
         }
         wgmma_wait<0>();
-        fold();
-        }
-      } else {
-      if (C::kOverlap) {
-        int kb = 0;
-        for (; kb + 1 < kb_per; kb += 2) {
-          kstep(std::integral_constant<int, 0>(), kb);
-          kstep(std::integral_constant<int, 1>(), kb + 1);
-        }
-        if (kb < kb_per) kstep(std::integral_constant<int, 0>(), kb);
-      } else {
-        for (int kb = 0; kb < kb_per; ++kb) kstep(std::integral_constant<int, 0>(), kb);
-      }
-      wgmma_wait<0>();
       }
 #pragma unroll
       for (int r = 0; r < C::R; ++r)
