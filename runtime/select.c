@@ -88,9 +88,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        profile of the default kernels (the GEMV TMA schedule and the sm90 early weight reads
        included) on the eight Llama-3 layers (bf16, fgs, group 128; w4a16 tune
        --compare-heuristic --dump, 2026-11-24: M <= 16 from two profiles of the final build
-       (docs/runs/session4/final2/dump.tsv, dump_b.tsv; the GEMV TMA kernels with tile_m 16),
-       M >= 17 jointly from those and four profiles of the same sm90 kernels
-       (docs/runs/session4/final/dump*.tsv); within a class the cost model picks. A class absent from the build matches nothing and the generic rules
+       (docs/runs/session4/final3/dump.tsv, dump_b.tsv; the GEMV TMA kernels with tile_m 16),
+       M >= 17 jointly from those and eight profiles of the same sm90 kernels
+       (docs/runs/session4/final/, final2/); within a class the cost model picks, then the
+       deeper pipeline (candidate_cmp). A class absent from the build matches nothing and the generic rules
        below decide. */
     {"h100-m1-1-n0-6144-k0-8192", 1, 1, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048},
@@ -107,9 +108,9 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m5-8-n0-6144-k0-8192", 5, 8, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m5-8-n0-6144-k8193-up", 5, 8, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048},
     {"h100-m5-8-n6145-16384", 5, 8, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
-    {"h100-m5-8-n16385-up", 5, 8, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048},
+    {"h100-m5-8-n16385-up", 5, 8, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m9-16-n0-6144-k0-8192", 9, 16, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
-    {"h100-m9-16-n0-6144-k8193-up", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128},
+    {"h100-m9-16-n0-6144-k8193-up", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m9-16-n6145-16384", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m9-16-n16385-up", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024},
     {"h100-m17-32-n0-6144-k0-8192", 17, 32, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM80, 32, 32, 128, 128, 0, 0, 0, 0.0f, 128, 128},
@@ -135,7 +136,7 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m513-1024-n0-6144-k0-8192", 513, 1024, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128},
     {"h100-m513-1024-n0-6144-k8193-up", 513, 1024, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64},
     {"h100-m513-1024-n6145-16384", 513, 1024, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64},
-    {"h100-m513-1024-n16385-up", 513, 1024, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64},
+    {"h100-m513-1024-n16385-up", 513, 1024, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128},
     {"h100-m1025-2048-n0-6144-k0-8192", 1025, 2048, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64},
     {"h100-m1025-2048-n0-6144-k8193-up", 1025, 2048, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64},
     {"h100-m1025-2048-n6145-16384", 1025, 2048, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128},
@@ -279,10 +280,14 @@ typedef struct candidate {
   float waves_eff, est;
 } candidate;
 
+/* rule tier, then the cost model's estimate; on equal estimates the deeper pipeline (more bytes
+   in flight where the CTAs are too few to overlap each other's latency: the GEMV TMA kernels of
+   one CTA per SM, H100, docs/PERFORMANCE.md), then the name */
 static int candidate_cmp(const void *pa, const void *pb) {
   const candidate *a = pa, *b = pb;
   if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
   if (a->est != b->est) return a->est < b->est ? -1 : 1;
+  if (a->kd->stages != b->kd->stages) return a->kd->stages > b->kd->stages ? -1 : 1;
   return strcmp(a->kd->name, b->kd->name);
 }
 

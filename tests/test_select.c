@@ -218,6 +218,26 @@ static void test_dtype_and_mode(void **state) {
   assert_int_equal(got, 0);
 }
 
+/* kernels the cost model cannot tell apart (same tile, same estimate) rank the deeper pipeline
+   first, whatever their order in the table */
+static void test_tie_prefers_more_stages(void **state) {
+  (void)state;
+  w4a16_kernel_desc two[2] = {fake[6], fake[6]};
+  two[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s3";
+  two[0].stages = 3;
+  two[1].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
+  two[1].stages = 4;
+  w4a16_problem p = bf16_problem(16, 4096, 4096);
+  assert_float_equal(w4a16_heuristic_estimate_us(&two[0], &p, 132, 1, NULL),
+                     w4a16_heuristic_estimate_us(&two[1], &p, 132, 1, NULL), 0.0f);
+  w4a16_heuristic_result r[2];
+  int n = 0;
+  assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_ptr_equal(r[0].kernel, &two[1]);
+  assert_ptr_equal(r[1].kernel, &two[0]);
+}
+
 /* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
@@ -550,7 +570,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90), cmocka_unit_test(test_h100_table),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
-      cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback),
+      cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
       cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_custom_rules),

@@ -34,7 +34,8 @@ def cls(r): return (r['family'],int(r['tile_n']),int(r['tile_m']),int(r['tile_k'
 def ctime(rs,c):
     mem=[r for r in rs if cls(r)==c]
     if not mem: return None
-    return float(min(mem,key=lambda r:(float(r['heur_est_us']),r['kernel']))['median_us'])
+    # (the runtime's order within a tier: estimate, then more stages, then the name)
+    return float(min(mem,key=lambda r:(float(r['heur_est_us']),-int(r['stages']),r['kernel']))['median_us'])
 best={p:min(float(r['median_us']) for r in rs) for p,rs in prob.items()}
 groups=collections.defaultdict(list)
 for p in prob: groups[(bucket(p[0]),ncls(p[1],p[2]))].append(p)

@@ -53,6 +53,8 @@
 #include "sm90/sm90_ptx.cuh"
 
 #define W4A16_GEMV_TMA_STAGE_W 16384  // packed-weight bytes per stage (32 tiles of 512 bytes)
+// the largest layout of a kernel that runs two CTAs per SM (generator/families/gemv.py TMA_SMEM_LIMIT)
+#define W4A16_GEMV_TMA_HALF_SM (113 * 1024)
 
 // Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
 // STAGES x [weights | A | scales | zeros], the row-block reduction buffer, the stage barriers.
@@ -475,10 +477,12 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // free slot per SM for the next kernel's CTAs. Measured (H100, M = 1, docs/PERFORMANCE.md):
   // grids of 1.2-1.6 waves (10240x8192, 28672x4096) ran 15-30% slower than capped at 2 per SM;
   // one CTA per SM for every unit, slower still (the SM's decode math needs the warps of 2 CTAs).
-  // W4A16_GEMV_TMA_CTAS overrides the cap.
+  // W4A16_GEMV_TMA_CTAS overrides the cap. A layout of more than half an SM of shared memory
+  // (the tile_m 16 variants with deeper pipelines) is capped at one CTA per SM instead.
   const int units = p->n / (16 * R);
   const int cap = w4a16_gemv_tma_ctas_env();
-  const int ctas = cap > 0 ? cap : 2 * (p->sm_count > 0 ? p->sm_count : 132);
+  const int per_sm = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
+  const int ctas = cap > 0 ? cap : per_sm * (p->sm_count > 0 ? p->sm_count : 132);
   cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
   cfg.dynamicSmemBytes = l.total;
