@@ -12,8 +12,9 @@
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
 // 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
-// CTAs per SM, which then walk several units (a grid of one CTA per SM was measured slower: the
-// decode math of an SM needs the warps of 2 CTAs). Stage = 16 KB of
+// CTAs per SM (one for the tile_m 16 layouts of more than half an SM), which then walk several
+// units (a grid of one CTA per SM was measured slower: the decode math of an SM needs the warps
+// of 2 CTAs). Stage = 16 KB of
 // packed weights: TT = 32 / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
 // packed layout keeps a row block's tiles contiguous, docs/LAYOUT.md, so that is R bulk copies),
 // plus the stage's activations (one tensor-map box, swizzled: see the layout below) and the
@@ -463,9 +464,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // the limit of the largest layout (M = TILE_M, group 32); each launch asks for its own size.
   // Raised on every launch, not once per process: the attribute belongs to the current device's
   // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
-  const cudaError_t attr_err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total);
+  const uint32_t largest = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total;
+  const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)largest);
   if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
@@ -481,7 +481,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // (the tile_m 16 variants with deeper pipelines) is capped at one CTA per SM instead.
   const int units = p->n / (16 * R);
   const int cap = w4a16_gemv_tma_ctas_env();
-  const int per_sm = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
+  const int per_sm = largest <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
   const int ctas = cap > 0 ? cap : per_sm * (p->sm_count > 0 ? p->sm_count : 132);
   cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);

@@ -236,6 +236,11 @@ template <> struct Pk<__half> {
   static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 };
 
+// The packed word of k16 step k16 in a lane's 16-byte load of its 16x64 block (k16 compile-time).
+static __device__ __forceinline__ uint32_t word_of(const uint4 &v, int k16) {
+  return (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+}
+
 // One work unit: a CTA tile and a K slice. Slice z of split covers the k-blocks
 // [z * k_iters / split, (z + 1) * k_iters / split): any split <= k_iters works (uneven
 // slices differ by at most one k-block), so the runtime can fill the SMs exactly.
@@ -505,7 +510,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
         // the A fragment of row block r, step k16: dequantized, scaled (and shifted by the zero)
         auto convert = [&](int r, int k16, uint32_t (&f)[4]) {
           const uint4 v = wq[r][k16 >> 2];
-          const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+          const uint32_t w = word_of(v, k16);
           uint32_t q[4];
           Pk<T>::template cvt<C::kSub>(w, q);
           const uint32_t slo = s2[r][k16 >> 1][0], shi = s2[r][k16 >> 1][1];
@@ -600,7 +605,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
 #pragma unroll
               for (int r = 0; r < C::R; ++r) {
                 const uint4 v = wq[r][k16 >> 2];
-                const uint32_t w = (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
+                const uint32_t w = word_of(v, k16);
                 Pk<T>::cvt_biased(w, f[r]);
               }
               wgmma_fence();
