@@ -22,7 +22,9 @@ sm_90a schedule "tma" (runtime/cuda/gemv/gemv_tma.cuh): w4a16_gemv_<dtype>_u4_<m
          generic consumer adds one for the bias in bf16; gemv_tma.cuh chooses its consumer per
          call from M and the group size; tile_m 16 has only the specialized one: scale-only
          groups >= 128 and per-column)
-  k<K>   tile_k = K per stage = 64 x 32 / R (16 KB of packed weights per stage)
+  k<K>   tile_k = K per stage = 64 x 8 TPW / R: TPW 64-wide tiles per consumer warp and stage,
+         4 (16 KB of packed weights per stage) or 2 (8 KB: finer stages, whose math can start
+         earlier, for layers of one or two units per CTA)
   s<S>   stages of the shared-memory ring (TMA bulk copies; the first S are issued before
          griddepcontrol.wait, overlapping the previous kernel)
 """
@@ -56,10 +58,11 @@ TMA_TILE_M = (4, 8, 16)  # shared memory grows with M (activation rows): tile_m 
 # the generic consumer; the specialized one (scale-only group >= 128, per-column) dequantizes each
 # weight fragment once for both blocks
 TMA_STAGES = (2, 3, 4)  # 2: tile_m 8 on 16-row CTAs fits two CTAs per SM
+TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of weights per stage
 TMA_SMEM_LIMIT = 113 * 1024
 TMA_SMEM_LIMIT_1 = 226 * 1024  # tile_m 16, one CTA per SM
-TMA_DEFAULT = {(16, 4, 3), (16, 8, 2), (32, 4, 4), (32, 8, 3), (128, 8, 4),  # (tile_n, tile_m, stages): the H100 winners at M <= 8
-               (32, 16, 2), (32, 16, 3), (64, 16, 3)}  # ... and at M = 9..16 (docs/PERFORMANCE.md, fourth session)
+TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),  # (tile_n, tile_m, TPW,
+               (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3)}  # stages): the H100 winners at M <= 8 and M = 9..16 (docs/PERFORMANCE.md)
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
@@ -92,16 +95,16 @@ def smem_bytes(tn, tm, tk, stages, mode):
     return max(stages * stage, red)
 
 
-def tma_smem_bytes(rows, tm, stages, mode, group=32):
+def tma_smem_bytes(rows, tm, stages, mode, group=32, tpw=4):
     """w4a16_gemv_tma_layout_of (runtime/cuda/gemv/gemv_tma.cuh) at M = tile_m and the given group:
-    per stage 16 KB of weights, tile_m activation rows of 64 x 32 / rows x 2 bytes and the
+    per stage 4 TPW KB of weights, tile_m activation rows of 64 x 8 TPW / rows x 2 bytes and the
     stage's scale (zero) rows, rounded to 1024; the row-block reduction buffer; two 8-byte
     barriers per stage; 1024 bytes of alignment slack."""
-    tt = 32 // rows
+    tt = 8 * tpw // rows
     vectors = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
                QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
     gps = max(1, 64 * tt // group) if vectors else 0
-    stage = 16384 + tm * tt * 128 + gps * rows * 32 * vectors
+    stage = 4096 * tpw + tm * tt * 128 + gps * rows * 32 * vectors
     stage = (stage + 1023) // 1024 * 1024
     red = (8 - rows) * ((tm + 7) // 8) * 512  # the non-leading warps of each row block
     return stage * stages + red + 16 * stages + 1024  # + barriers + alignment slack of the base
@@ -119,11 +122,13 @@ def tma_name(dtype, mode, tn, tm, tk, stages):
 
 
 def enumerate():
-    for dtype, mode, rows, tm, stages in itertools.product(DType, QuantMode, TMA_ROWS, TMA_TILE_M, TMA_STAGES):
-        tn, tk = 16 * rows, 64 * 32 // rows
+    for dtype, mode, tpw, rows, tm, stages in itertools.product(DType, QuantMode, TMA_TPW, TMA_ROWS, TMA_TILE_M,
+                                                                TMA_STAGES):
+        tn, tk = 16 * rows, 64 * 8 * tpw // rows
         yield Config(name=tma_name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=Arch.SM90A,
                      dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk, schedule=Schedule.GEMV_TMA,
-                     stages=stages, split_k=1, threads=THREADS, smem_bytes=tma_smem_bytes(rows, tm, stages, mode),
+                     stages=stages, split_k=1, threads=THREADS,
+                     smem_bytes=tma_smem_bytes(rows, tm, stages, mode, tpw=tpw),
                      min_group=tma_min_group(tm, mode), template="gemv_tma_kernel.cu.j2")
     for dtype, mode, tm, (u, stages), split in itertools.product(DType, QuantMode, ROWS, KSTEPS, SPLITS):
         for tn in ROWS[tm]:
@@ -136,8 +141,8 @@ def enumerate():
 
 def is_valid(c):
     if c.schedule == Schedule.GEMV_TMA:
-        if c.tile_n // 16 not in TMA_ROWS or c.tile_n % 16 or c.tile_k * c.tile_n != 64 * 32 * 16:
-            return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 KB of weights per stage"
+        if c.tile_n // 16 not in TMA_ROWS or c.tile_n % 16 or c.tile_k * c.tile_n not in (8192 * 4, 8192 * 2):
+            return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 or 8 KB of weights per stage"
         if c.tile_m not in TMA_TILE_M:
             return False, "tma: tile_m must be 4, 8 or 16"
         if c.tile_m == 16 and c.mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS:
@@ -161,5 +166,5 @@ def is_valid(c):
 
 def is_default(c):
     if c.schedule == Schedule.GEMV_TMA:
-        return (c.tile_n, c.tile_m, c.stages) in TMA_DEFAULT
+        return (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages) in TMA_DEFAULT
     return (c.tile_n, c.tile_m, c.tile_k, c.stages, c.split_k) in DEFAULT

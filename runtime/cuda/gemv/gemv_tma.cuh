@@ -14,8 +14,10 @@
 // 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
 // CTAs per SM (one for the tile_m 16 layouts of more than half an SM), which then walk several
 // units (a grid of one CTA per SM was measured slower: the decode math of an SM needs the warps
-// of 2 CTAs). Stage = 16 KB of
-// packed weights: TT = 32 / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
+// of 2 CTAs). Stage = 4 TPW KB of
+// packed weights (TPW = 4 or 2 tiles of 512 bytes per consumer warp; 8 KB stages let the math of
+// the first stages start earlier on layers of one unit per CTA: 4096x4096 M = 1-8 4-13 % faster,
+// docs/PERFORMANCE.md): TT = 8 TPW / R 64-wide tiles of each of the R row blocks (tile_k = 64 TT; the
 // packed layout keeps a row block's tiles contiguous, docs/LAYOUT.md, so that is R bulk copies),
 // plus the stage's activations (one tensor-map box, swizzled: see the layout below) and the
 // group scales (and zeros) of its rows (one tensor-map box each). STAGES stages ring on a
@@ -23,8 +25,8 @@
 // lane 0 posts expect_tx and issues the copies) and an "empty" one (each consumer thread arrives
 // when done with the stage; the producer waits for it before refilling the slot).
 //
-// Warp w takes tiles 4w .. 4w+3 of the stage's [R][TT] tiles: row block (4w) / TT, four
-// consecutive 64-wide k tiles, two at a time (their shared-memory loads first, then the math;
+// Warp w takes tiles TPW w .. TPW w + TPW - 1 of the stage's [R][TT] tiles: row block (TPW w) / TT,
+// TPW consecutive 64-wide k tiles, two at a time (their shared-memory loads first, then the math;
 // four would spill at the 96-register cap of two CTAs per SM). Per tile: one 16-byte shared load
 // per lane (its mma A fragments), dequant (common/dequant.cuh), ldmatrix of the activations,
 // mma.sync m16n8k16 and the group scale in fp32. Two consumers (VAR below): the specialized one
@@ -53,7 +55,9 @@
 #include "gemv/gemv.cuh"
 #include "sm90/sm90_ptx.cuh"
 
-#define W4A16_GEMV_TMA_STAGE_W 16384  // packed-weight bytes per stage (32 tiles of 512 bytes)
+// packed-weight bytes per stage: 8 consumer warps x TPW 64-wide tiles of 512 bytes (TPW = 4: 16 KB;
+// TPW = 2: 8 KB, finer stages for layers of one or two units per CTA)
+#define W4A16_GEMV_TMA_STAGE_W(TPW) (4096 * (TPW))
 // the largest layout of a kernel that runs two CTAs per SM (generator/families/gemv.py TMA_SMEM_LIMIT)
 #define W4A16_GEMV_TMA_HALF_SM (113 * 1024)
 
@@ -75,11 +79,11 @@ struct w4a16_gemv_tma_layout {
 };
 
 static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_gemv_tma_layout_of(
-    int R, int tile_m, int stages, int m, int group_shift, int vectors) {
+    int R, int tpw, int tile_m, int stages, int m, int group_shift, int vectors) {
   struct w4a16_gemv_tma_layout l;
-  const int tt = 32 / R;
+  const int tt = 8 * tpw / R;
   const int gps = vectors ? ((64 * tt) >> group_shift > 0 ? (64 * tt) >> group_shift : 1) : 0;
-  l.a_off = W4A16_GEMV_TMA_STAGE_W;
+  l.a_off = (uint32_t)W4A16_GEMV_TMA_STAGE_W(tpw);
   l.s_off = l.a_off + (uint32_t)(m * tt * 128);
   l.s_bytes = (uint32_t)(gps * R * 32);
   l.stage = (l.s_off + l.s_bytes * (uint32_t)vectors + 1023u) & ~1023u;
@@ -112,7 +116,7 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 // 32 k: + 64); else tile 0's 128-byte line of the lane's token row in block nb (line of tile u:
 // + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: GBIG: the scale
 // address (row g) of tiles 0-1 and 2-3.
-template <bool BF16, int MODE, int NB, int VAR>
+template <bool BF16, int MODE, int NB, int TPW, int VAR>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
@@ -124,7 +128,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE == W4A16_FINEGRAINED_SCALE_ONLY;
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
 #pragma unroll
-  for (int u0 = 0; u0 < 4; u0 += 2) {
+  for (int u0 = 0; u0 < TPW; u0 += 2) {
     uint32_t wq[2][4], b[2][NB][8];
 #pragma unroll
     for (int x = 0; x < 2; ++x)
@@ -183,7 +187,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   }
 }
 
-template <typename T, int MODE, int R, int TILE_M, int STAGES, int VAR = 0>
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW, int VAR = 0>
 __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args, const __grid_constant__ CUtensorMap tm_a,
                           const __grid_constant__ CUtensorMap tm_s, const __grid_constant__ CUtensorMap tm_z) {
@@ -191,7 +195,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr bool PC = MODE == W4A16_PER_COLUMN_SCALE_ONLY;
   constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   constexpr int VEC = PC ? 0 : ZP ? 2 : 1;
-  constexpr int TT = 32 / R;      // 64-wide k tiles of each row block per stage
+  constexpr int TT = 8 * TPW / R;  // 64-wide k tiles of each row block per stage
   constexpr int TK = 64 * TT;     // K per stage
   constexpr int NB = (TILE_M + 7) / 8;  // n8 token blocks
   constexpr int WPR = 8 / R;      // warps per row block
@@ -203,6 +207,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr bool FAST = (PC && VAR != 0) || (MODE == W4A16_FINEGRAINED_SCALE_ONLY && GBIG);
   constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // generic consumer: bias removed by one more mma
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
+  static_assert(TPW == 2 || TPW == 4, "TPW: 2 or 4 tiles per consumer warp and stage");
   static_assert(TILE_M == 4 || TILE_M == 8 || TILE_M == 16, "TILE_M is 4, 8 or 16");
 
   extern __shared__ __align__(1024) unsigned char w4a16_gemv_tma_smem[];
@@ -210,7 +215,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   const uint32_t base = (base0 + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1024 bytes
   const int M = args.m, N = args.n;
   const int gshift = (int)args.gshift;
-  const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, M, gshift, VEC);
+  const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, M, gshift, VEC);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int ktiles = args.k >> 6;           // 64-wide tiles per row block
@@ -229,7 +234,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     if constexpr (VEC > 0) w4a16_sm90::tma_prefetch_desc(&tm_s);
     if constexpr (ZP) w4a16_sm90::tma_prefetch_desc(&tm_z);
   }
-  const uint32_t tx = W4A16_GEMV_TMA_STAGE_W + (uint32_t)(M * TK * 2) + L.s_bytes * VEC;
+  const uint32_t tx = (uint32_t)W4A16_GEMV_TMA_STAGE_W(TPW) + (uint32_t)(M * TK * 2) + L.s_bytes * VEC;
   // sequence number c = (unit j of this CTA, stage i of its K): slot c % STAGES
   auto issue_const = [&](int c) {
     const int j = c / n_st, i = c - j * n_st;
@@ -286,7 +291,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   }
 
   // this warp's tiles: row block rw, k tiles t0 .. t0 + 3 of each stage
-  const int rw = (4 * warp) / TT, t0 = (4 * warp) % TT;
+  const int rw = (TPW * warp) / TT, t0 = (TPW * warp) % TT;
   // ldmatrix: this lane's token row (rows >= M clamped to M - 1: computed, never stored) and
   // 16-byte chunk (lane >> 3: k 8 (lane >> 3) of the tile's low 32 k, + 4 for the high 32)
   int arow[NB];
@@ -337,7 +342,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
-        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz);
+        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {
@@ -350,7 +355,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       // UB tiles at a time: every shared-memory load of the batch is issued before its math (the
       // asm statements keep their order, so this order is the schedule)
 #pragma unroll
-      for (int u0 = 0; u0 < 4; u0 += UB) {
+      for (int u0 = 0; u0 < TPW; u0 += UB) {
         uint32_t wq[UB][4], b[UB][NB][8], sv[UB][4], zv[UB][4];
 #pragma unroll
         for (int x = 0; x < UB; ++x)
@@ -454,20 +459,20 @@ static inline bool w4a16_gemv_tma_generic_env(void) {
   return on;
 }
 
-template <typename T, int MODE, int R, int TILE_M, int STAGES, int VAR>
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW, int VAR>
 static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const struct w4a16_gemv_args &a,
                                     const CUtensorMap &tm_a, const CUtensorMap &tm_s, const CUtensorMap &tm_z,
                                     cudaStream_t stream) {
   constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
   void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
-      w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, VAR>;
+      w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, TPW, VAR>;
   // the limit of the largest layout (M = TILE_M, group 32); each launch asks for its own size.
   // Raised on every launch, not once per process: the attribute belongs to the current device's
   // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
-  const uint32_t largest = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, TILE_M, 5, VEC).total;
+  const uint32_t largest = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, TILE_M, 5, VEC).total;
   const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)largest);
   if (attr_err != cudaSuccess) return (int)attr_err;
-  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
+  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -497,13 +502,13 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
 
 // Host side (called from the generated instantiation files). Launch checks done by the runtime:
 // N % TILE_N == 0, K % (64 TT) == 0, M <= TILE_M, fine-grained group sizes powers of two >= 32.
-template <typename T, int MODE, int R, int TILE_M, int STAGES>
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
   struct w4a16_gemv_args a = w4a16_gemv_args_of(p, 1);
   if (VEC == 0) a.gshift = 0;  // per-column: no group rows (the layout's scale area is empty)
 
-  constexpr int TT = 32 / R;
+  constexpr int TT = 8 * TPW / R;
   const CUtensorMapDataType dt =
       std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   w4a16_sm90::EncodeTiledFn encode = w4a16_sm90::encode_tiled_fn();
@@ -543,27 +548,27 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   constexpr int M1 = TILE_M <= 8 ? W4A16_GEMV_TMA_M1 : 0, GB = W4A16_GEMV_TMA_GBIG;
   static_assert(TILE_M <= 8 || MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "tile_m 16: symmetric modes only");
   if constexpr (TILE_M > 8) {
-    return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+    return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
   } else {
   if (!w4a16_gemv_tma_generic_env()) {
     if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
       if (a.gshift >= 7 && p->m == 1 && M1)
-        return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
-      if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+        return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
+      if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
     } else if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
-      if (p->m == 1 && M1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, M1>(p, a, tm_a, tm_s, tm_z, stream);
-      return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, GB>(p, a, tm_a, tm_s, tm_z, stream);
+      if (p->m == 1 && M1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1>(p, a, tm_a, tm_s, tm_z, stream);
+      return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
     }
   }
-  return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, 0>(p, a, tm_a, tm_s, tm_z, stream);
+  return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, 0>(p, a, tm_a, tm_s, tm_z, stream);
   }
 }
 
-template <typename T, int MODE, int R, int TILE_M, int STAGES>
+template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_gemv_tma_probe(void) {
   cudaFuncAttributes attr;
   // (tile_m 16: the specialized consumer is the only one built)
-  return (int)cudaFuncGetAttributes(&attr, w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES,
+  return (int)cudaFuncGetAttributes(&attr, w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, TPW,
                                                                   (TILE_M > 8 ? W4A16_GEMV_TMA_GBIG : 0)>);
 }
 
