@@ -41,6 +41,7 @@
 static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 2, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
@@ -139,7 +140,9 @@ static void test_hopper_prefers_sm90(void **state) {
   }
 }
 
-/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the GEMV TMA class 32x16x1024 */
+/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the GEMV TMA class 32x16x1024,
+   narrowed to three stages (a rule with stages_min = stages_max: the two-stage member of the class
+   is not in that tier) */
 static void test_h100_table(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -158,7 +161,10 @@ static void test_h100_table(void **state) {
     assert_int_equal(r[0].kernel->family, W4A16_FAMILY_GEMV);
     assert_int_equal(r[0].kernel->tile_n, 32);
     assert_int_equal(r[0].kernel->tile_m, 16);
+    assert_int_equal(r[0].kernel->stages, 3);
     assert_string_equal(r[0].rule, "h100-m9-16-n16385-up");
+    for (int i = 1; i < n; ++i)
+      if (strcmp(r[i].rule, "h100-m9-16-n16385-up") == 0) assert_int_equal(r[i].kernel->stages, 3);
   }
   /* another SM count: the table does not apply */
   n = query(100, 90, &p, r, (int)NFAKE);
@@ -222,7 +228,7 @@ static void test_dtype_and_mode(void **state) {
    first, whatever their order in the table */
 static void test_tie_prefers_more_stages(void **state) {
   (void)state;
-  w4a16_kernel_desc two[2] = {fake[6], fake[6]};
+  w4a16_kernel_desc two[2] = {fake[7], fake[7]};
   two[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s3";
   two[0].stages = 3;
   two[1].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
@@ -241,7 +247,7 @@ static void test_tie_prefers_more_stages(void **state) {
 /* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
-  w4a16_kernel_desc future = fake[6];
+  w4a16_kernel_desc future = fake[7];
   future.name = "w4a16_sm100_bf16_u4_fgs_128x16x128";
   future.family = (w4a16_family)3;
   w4a16_heuristic_result r[4];
@@ -253,7 +259,7 @@ static void test_fallback(void **state) {
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
   /* beside a ranked kernel, the fallback tier comes last */
-  const w4a16_kernel_desc two[2] = {future, fake[6]};
+  const w4a16_kernel_desc two[2] = {future, fake[7]};
   assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
@@ -319,7 +325,7 @@ static void test_requested_prefix(void **state) {
 /* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
 static void test_waves_efficiency(void **state) {
   (void)state;
-  const w4a16_kernel_desc *kd = &fake[12]; /* sm90 128x128, no split-K */
+  const w4a16_kernel_desc *kd = &fake[13]; /* sm90 128x128, no split-K */
   assert_int_equal(kd->tile_m, 128);
   assert_int_equal(kd->split_k, 1);
   float we = 0;
@@ -338,7 +344,7 @@ static void test_waves_efficiency(void **state) {
   assert_float_equal(we, 1088.0f / 1188.0f, 1e-5f);
   /* split-K multiplies the CTAs */
   p = bf16_problem(16, 4096, 4096);
-  w4a16_heuristic_estimate_us(&fake[6], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
+  w4a16_heuristic_estimate_us(&fake[7], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
   assert_float_equal(we, 128.0f / 132.0f, 1e-5f);
 }
 
@@ -359,13 +365,13 @@ static void test_estimate_monotone(void **state) {
   }
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
-  float big = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
-  float small = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
+  float big = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(&fake[14], &p, 132, 1, NULL);
   assert_true(small < big);
   /* large M: the 128x128 tile beats 128x16 */
   p = bf16_problem(4096, 28672, 4096);
-  big = w4a16_heuristic_estimate_us(&fake[12], &p, 132, 1, NULL);
-  small = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
+  big = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(&fake[14], &p, 132, 1, NULL);
   assert_true(big < small);
 }
 

@@ -19,9 +19,13 @@ for run, path in enumerate(sys.argv[1:]):
             rows.append(r)
 # problem classes (N range, K range; 0 = open): the narrow layers split by K (a long K wants
 # fewer rows per CTA in the decode kernels)
-NCLS=[(0,6144,0,8192),(0,6144,8193,0),(6145,16384,0,0),(16385,0,0,0)]
-def ncls(n,k):
-    for i,(a,b,c,d) in enumerate(NCLS):
+# at M <= 16 the narrow short-K class is split at N = 4096 (256 16-row units: one per CTA slot of
+# the TMA GEMV on 132 SMs, where 8 KB stages win; docs/PERFORMANCE.md, fifth session)
+NCLS=[(0,6144,0,8192),(0,6144,8193,0),(6145,16384,0,0),(16385,0,0,0),(0,4096,0,8192),(4097,6144,0,8192)]
+def ncls(n,k,m=0):
+    order=[4,5,1,2,3] if m<=16 else [0,1,2,3]
+    for i in order:
+        a,b,c,d=NCLS[i]
         if n>=a and (b==0 or n<=b) and k>=c and (d==0 or k<=d): return i
 BUCKETS=[(1,1),(2,2),(3,4),(5,8),(9,16),(17,32),(33,64),(65,128),(129,256),(257,512),(513,1024),(1025,2048),(2049,0)]
 def bucket(m):
@@ -30,20 +34,26 @@ def bucket(m):
 prob=collections.defaultdict(list)
 for r in rows: prob[(int(r['m']),int(r['n']),int(r['k']),r['run'])].append(r)
 def cls(r): return (r['family'],int(r['tile_n']),int(r['tile_m']),int(r['tile_k']))
+# a class may also be narrowed to one stage count (the rule's stages_min = stages_max) where the
+# cost model cannot tell its members apart (equal estimates; e.g. the TMA GEMV's s2 and s4 with 8 KB
+# stages, one the best at M = 1 and the other at M = 2..8); the unrestricted class wins ties
+def classes_of(r): return {cls(r)+(0,), cls(r)+(int(r['stages']),)}
+def member(r,c): return cls(r)==c[:4] and (c[4]==0 or int(r['stages'])==c[4])
 # time of a class on a problem = measured time of the class member with the lowest heuristic estimate
 def ctime(rs,c):
-    mem=[r for r in rs if cls(r)==c]
+    mem=[r for r in rs if member(r,c)]
     if not mem: return None
     # (the runtime's order within a tier: estimate, then more stages, then the name)
     return float(min(mem,key=lambda r:(float(r['heur_est_us']),-int(r['stages']),r['kernel']))['median_us'])
 best={p:min(float(r['median_us']) for r in rs) for p,rs in prob.items()}
 groups=collections.defaultdict(list)
-for p in prob: groups[(bucket(p[0]),ncls(p[1],p[2]))].append(p)
+for p in prob: groups[(bucket(p[0]),ncls(p[1],p[2],p[0]))].append(p)
 ok=tot=0; worst=0; rules=[]
 for g in sorted(groups):
     ps=groups[g]
-    classes=set.intersection(*[{cls(r) for r in prob[p]} for p in ps])
-    def score(c): return max(ctime(prob[p],c)/best[p] for p in ps)*10+sum(math.log(ctime(prob[p],c)/best[p]) for p in ps)
+    classes=set.intersection(*[set().union(*[classes_of(r) for r in prob[p]]) for p in ps])
+    def score(c): return (max(ctime(prob[p],c)/best[p] for p in ps)*10+sum(math.log(ctime(prob[p],c)/best[p]) for p in ps),
+                          c[4]!=0, c)
     c=min(classes,key=score)
     rat=[ctime(prob[p],c)/best[p] for p in ps]
     ok+=sum(x<=1.10 for x in rat); tot+=len(rat); worst=max(worst,max(rat))
@@ -55,4 +65,4 @@ FAM={'gemv':'W4A16_FAMILY_GEMV','sm80':'W4A16_FAMILY_SM80','sm90':'W4A16_FAMILY_
 for g,c,rat in rules:
     (m0,m1),(n0,n1,k0,k1)=BUCKETS[g[0]],NCLS[g[1]]
     kname='-k%d-%s'%(k0,k1 or 'up') if (k0 or k1) else ''
-    print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, 0, 0, 0, 0.0f, %d, %d},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[3],c[3]))
+    print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[4],c[4],c[3],c[3]))

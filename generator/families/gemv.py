@@ -61,8 +61,11 @@ TMA_STAGES = (2, 3, 4)  # 2: tile_m 8 on 16-row CTAs fits two CTAs per SM
 TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of weights per stage
 TMA_SMEM_LIMIT = 113 * 1024
 TMA_SMEM_LIMIT_1 = 226 * 1024  # tile_m 16, one CTA per SM
-TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),  # (tile_n, tile_m, TPW,
-               (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3)}  # stages): the H100 winners at M <= 8 and M = 9..16 (docs/PERFORMANCE.md)
+# (tile_n, tile_m, TPW, stages): the H100 winners at M <= 8, at M = 9..16, and with 8 KB stages on
+# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session)
+TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),
+               (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3),
+               (16, 8, 2, 2), (16, 8, 2, 4)}
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
