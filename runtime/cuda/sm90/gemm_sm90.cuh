@@ -34,8 +34,11 @@
 //
 // Clusters CN x CM (CTAs along N share the activation tile, CTAs along M share the
 // weight tile): each CTA loads 1/CN of the activation box and 1/CM of the weight box and
-// multicasts it to the CTAs that share it. Known issue (docs/PERFORMANCE.md): correct, but
-// 2.5-13x slower than 1x1x1 on the H100 (about one stage in flight); not yet diagnosed.
+// multicasts it to the CTAs that share it. A consumer warp frees a stage in the other CTAs by
+// a remote arrival of CTA-scope release semantics (sm90_ptx.cuh mbar_arrive_cluster: with
+// .release.cluster, a MEMBAR.ALL.GPU per stage and warp made the cluster kernels 1.3-2x slower
+// than 1x1x1; fixed in the fifth session, docs/PERFORMANCE.md: 128x256x64 2x1x1 is now 6-7 %
+// faster than 1x1x1 at M = 4096).
 //
 // Persistent grid: min(work units, SMs / cluster size) clusters walk the units
 // (cluster tile x K slice) in a banded raster (bands of 8 cluster rows along M, N
