@@ -187,9 +187,10 @@ static int group_setup(void **state) {
         for (size_t mi = 0; mi < n_ms; ++mi, ++index) {
           const int m = ms[mi];
           /* small M: a long K over few output tiles (exercises split-K, and wraps the
-             shared-memory ring of the GEMV TMA kernels: 4 stages of K = 2048 or more);
-             large M: wider N */
-          const int n = m <= 17 ? 256 : 512, k = m <= 17 ? 8192 : 1024;
+             shared-memory ring of the GEMV TMA kernels: 4 stages of K = 2048 or more), N
+             alternating 256 / 512 (the 2x1x1 / 2x2x1 clusters of 256-row sm90 tiles cover 512
+             rows: with N = 256 only they never met a small M); large M: wider N */
+          const int n = m <= 17 ? (index % 2 ? 512 : 256) : 512, k = m <= 17 ? 8192 : 1024;
           gpu_case c;
           c.p = test_problem(m, n, k, mode == 0 ? 0 : groups[gi], (w4a16_quant_mode)mode, (w4a16_dtype)dt);
           c.p.lda = k + 8 * (index % 2);
