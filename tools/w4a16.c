@@ -307,9 +307,9 @@ static void print_compare(const compare_row *cmp, int ncmp, const char *device, 
       worst = r->ratio;
       worst_row = r;
     }
-    printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %s | %s | %.2f | %s | %.2f | %s%.3f |\n", r->p.m, r->p.n,
-           r->p.k, r->pick[0] ? r->pick : "(none)", r->rule, r->t_pick, r->best, r->t_best,
-           r->ratio > 1.10 ? "**" : "", r->ratio);
+    const char *em = r->ratio > 1.10 ? "**" : ""; /* markdown bold for a pick beyond the bar */
+    printf("| %" PRId64 " | %" PRId64 " | %" PRId64 " | %s | %s | %.2f | %s | %.2f | %s%.3f%s |\n", r->p.m, r->p.n,
+           r->p.k, r->pick[0] ? r->pick : "(none)", r->rule, r->t_pick, r->best, r->t_best, em, r->ratio, em);
   }
   double frac = counted ? (double)within / counted : 0;
   int pass = counted > 0 && frac >= 0.90 && worst <= 1.5;
