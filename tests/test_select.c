@@ -169,6 +169,15 @@ static void test_h100_table(void **state) {
   /* another SM count: the table does not apply */
   n = query(100, 90, &p, r, (int)NFAKE);
   assert_true(n > 0 && strncmp(r[0].rule, "h100-", 5) != 0);
+  /* zero points: the primary class (GEMV TMA tile_m 16, scale-only modes) cannot implement the
+     problem, so the row's alternate decides (sm80 128x16x128), not the generic rules */
+  w4a16_problem pz = test_problem(16, 57344, 8192, 128, FGSZ, BF);
+  n = query(132, 90, &pz, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m9-16-n16385-up-alt");
+  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
+  assert_int_equal(r[0].kernel->tile_m, 16);
+  assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
 }
 
 static void test_arch_filter(void **state) {
