@@ -44,7 +44,10 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 8, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n16_m4_k2048_s3_tma", GEMV, 90, 90, BF, FGSZ, 16, 4, 2048, 3, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGSZ, 32, 8, 1024, 3, 1),
     K_("w4a16_sm80_bf16_u4_fgs_128x128x64_s3", S80, 80, 999, BF, FGS, 128, 128, 64, 3, 16),
     K_("w4a16_sm80_bf16_u4_fgs_128x16x128_s4", S80, 80, 999, BF, FGS, 128, 16, 128, 4, 16),
     K_("w4a16_sm80_bf16_u4_fgs_128x64x64_s3", S80, 80, 999, BF, FGS, 128, 64, 64, 3, 16),
@@ -178,6 +181,26 @@ static void test_h100_table(void **state) {
   assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
   assert_int_equal(r[0].kernel->tile_m, 16);
   assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  /* a row keyed on the quant mode: M = 2 on 8192x8192 takes GEMV TMA 32x8x1024 for scale-only
+     groups (its primary row), 16x4x2048 for zero points (the "-zp" row before it), although the
+     primary class implements both modes */
+  w4a16_problem p2 = bf16_problem(2, 8192, 8192);
+  n = query(132, 90, &p2, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m2-2-n6145-16384");
+  assert_int_equal(r[0].kernel->tile_n, 32);
+  assert_int_equal(r[0].kernel->tile_m, 8);
+  w4a16_problem p2z = test_problem(2, 8192, 8192, 128, FGSZ, BF);
+  n = query(132, 90, &p2z, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m2-2-n6145-16384-zp");
+  assert_int_equal(r[0].kernel->tile_n, 16);
+  assert_int_equal(r[0].kernel->tile_m, 4);
+  assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  int zp_kernel_in_primary_tier = 0;
+  for (int i = 0; i < n; ++i)
+    zp_kernel_in_primary_tier |= strcmp(r[i].rule, "h100-m2-2-n6145-16384") == 0 && r[i].kernel->tile_n == 32;
+  assert_true(zp_kernel_in_primary_tier);
 }
 
 static void test_arch_filter(void **state) {
@@ -237,7 +260,7 @@ static void test_dtype_and_mode(void **state) {
    first, whatever their order in the table */
 static void test_tie_prefers_more_stages(void **state) {
   (void)state;
-  w4a16_kernel_desc two[2] = {fake[7], fake[7]};
+  w4a16_kernel_desc two[2] = {fake[10], fake[10]};
   two[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s3";
   two[0].stages = 3;
   two[1].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
@@ -256,7 +279,7 @@ static void test_tie_prefers_more_stages(void **state) {
 /* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
-  w4a16_kernel_desc future = fake[7];
+  w4a16_kernel_desc future = fake[10];
   future.name = "w4a16_sm100_bf16_u4_fgs_128x16x128";
   future.family = (w4a16_family)3;
   w4a16_heuristic_result r[4];
@@ -268,7 +291,7 @@ static void test_fallback(void **state) {
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
   /* beside a ranked kernel, the fallback tier comes last */
-  const w4a16_kernel_desc two[2] = {future, fake[7]};
+  const w4a16_kernel_desc two[2] = {future, fake[10]};
   assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
@@ -334,7 +357,7 @@ static void test_requested_prefix(void **state) {
 /* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
 static void test_waves_efficiency(void **state) {
   (void)state;
-  const w4a16_kernel_desc *kd = &fake[13]; /* sm90 128x128, no split-K */
+  const w4a16_kernel_desc *kd = &fake[16]; /* sm90 128x128, no split-K */
   assert_int_equal(kd->tile_m, 128);
   assert_int_equal(kd->split_k, 1);
   float we = 0;
@@ -353,7 +376,7 @@ static void test_waves_efficiency(void **state) {
   assert_float_equal(we, 1088.0f / 1188.0f, 1e-5f);
   /* split-K multiplies the CTAs */
   p = bf16_problem(16, 4096, 4096);
-  w4a16_heuristic_estimate_us(&fake[7], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
+  w4a16_heuristic_estimate_us(&fake[10], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
   assert_float_equal(we, 128.0f / 132.0f, 1e-5f);
 }
 
@@ -374,13 +397,13 @@ static void test_estimate_monotone(void **state) {
   }
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
-  float big = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
-  float small = w4a16_heuristic_estimate_us(&fake[14], &p, 132, 1, NULL);
+  float big = w4a16_heuristic_estimate_us(&fake[16], &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
   assert_true(small < big);
   /* large M: the 128x128 tile beats 128x16 */
   p = bf16_problem(4096, 28672, 4096);
-  big = w4a16_heuristic_estimate_us(&fake[13], &p, 132, 1, NULL);
-  small = w4a16_heuristic_estimate_us(&fake[14], &p, 132, 1, NULL);
+  big = w4a16_heuristic_estimate_us(&fake[16], &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
   assert_true(big < small);
 }
 

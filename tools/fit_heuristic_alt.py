@@ -11,6 +11,13 @@ uncovered samples with tools/fit_heuristic.py's score (worst slowdown against th
 then the mean log slowdown), among the classes present in all of them, else in most of them.
 Within a class the runtime's order decides (cost-model estimate, then more stages, then the name).
 Prints each alternate row (name: the primary's + "-alt") to paste right after its primary row.
+
+With --zp (first argument) it fits the zero-point rows instead: for each primary row, over the
+samples of mode "fgsz" in its range, the class the table takes now (the primary's, else its
+"-alt" row's) is compared with the best-scoring class present in those samples; where that class
+lowers the worst slowdown by more than 3 % (or, at no worse a worst, the mean slowdown by 2 %), a row
+named the primary's + "-zp" with modes = 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS is printed, to
+paste right before its primary row (the rule table's order: the first matching row wins).
 """
 import collections, csv, math, re, sys
 
@@ -23,12 +30,15 @@ def primary_rows(path):
     rows = []
     for m in ROW.finditer(open(path).read()):
         name, f = m.group(1), [x.strip() for x in m.group(2).split(',')]
-        if name.endswith('-alt'):
+        if name.endswith('-zp'):
             continue
         v = [int(x) if re.fullmatch(r'-?\d+', x) else x for x in f]
         m0, m1, n0, n1, k0, k1 = v[0:6]
         cls = (FAMILY[v[10]], v[13], v[11], v[19], v[15])  # family, tile_n, tile_m, tile_k, stages (0 = any)
-        rows.append(dict(name=name, m=(m0, m1), n=(n0, n1), k=(k0, k1), sm=v[6], cc=v[8], cls=cls))
+        if name.endswith('-alt'):
+            rows[-1]['alt'] = cls
+            continue
+        rows.append(dict(name=name, m=(m0, m1), n=(n0, n1), k=(k0, k1), sm=v[6], cc=v[8], cls=cls, alt=None))
     return rows
 
 
@@ -56,7 +66,59 @@ def ctime(rs, c):
     return float(min(mem, key=lambda r: (float(r['heur_est_us']), -int(r['stages']), r['kernel']))['median_us'])
 
 
+def score_of(rat):
+    return max(rat) * 10 + sum(math.log(x) for x in rat)
+
+
+def row_text(w, c, suffix, modes=''):
+    (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
+    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d%s},' %
+            (w['name'], suffix, m0, m1, n0, n1, k0, k1, w['sm'], w['sm'], w['cc'], w['cc'], FAM_C[c[0]], c[2], c[2],
+             c[1], c[1], c[4], c[4], c[3], c[3], modes or ', 0'))
+
+
+def in_row(p, w):
+    return inside(p[0], w['m']) and inside(p[1], w['n']) and inside(p[2], w['k'])
+
+
+def best_class(ps, prob, best):
+    """The best-scoring class over samples ps among those present in most of them; returns the
+    class, how many samples it covers, and its slowdowns against the profiled best."""
+    count = collections.Counter(c for p in ps for c in set().union(*[classes_of(r) for r in prob[p]]))
+    most = max(count.values())
+
+    def rats(c):
+        return [ctime(prob[p], c) / best[p] for p in ps if ctime(prob[p], c)]
+
+    c = min((c for c, n in count.items() if n == most), key=lambda c: (score_of(rats(c)), c[4] != 0, c))
+    return c, most, rats(c)
+
+
+def fit_zp(prim, prob, best):
+    for w in prim:
+        ps = [p for p, rs in prob.items() if rs[0]['mode'] == 'fgsz' and in_row(p, w)]
+        now = []
+        for p in ps:
+            t = ctime(prob[p], w['cls']) or (w['alt'] and ctime(prob[p], w['alt']))
+            if not t:
+                t = min(float(r['median_us']) for r in prob[p] if r['heur_rank'] == '1')
+            now.append(t / best[p])
+        if not ps:
+            continue
+        c, most, new = best_class(ps, prob, best)
+        mlog = lambda r: sum(math.log(x) for x in r) / len(r)
+        better = max(new) < max(now) * 0.97 or (max(new) <= max(now) and mlog(new) < mlog(now) - 0.02)
+        print('// %s: %d fgsz samples, now %s (worst %.2f), %s covers %d: %s (worst %.2f)%s' %
+              (w['name'], len(ps), ' '.join('%.2f' % x for x in now), max(now), c, most,
+               ' '.join('%.2f' % x for x in new), max(new), '' if better else ' - kept'))
+        if better and c not in (w['cls'], w['alt']):
+            print(row_text(w, c, '-zp', ', 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS'))
+
+
 def main(argv):
+    zp = len(argv) > 1 and argv[1] == '--zp'
+    if zp:
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3:
         sys.exit(__doc__)
     prim = primary_rows(argv[1])
@@ -66,6 +128,8 @@ def main(argv):
             if r['status'] == 'W4A16_STATUS_OK':
                 prob[(int(r['m']), int(r['n']), int(r['k']), run)].append(r)
     best = {p: min(float(r['median_us']) for r in rs) for p, rs in prob.items()}
+    if zp:
+        return fit_zp(prim, prob, best)
     uncovered = collections.defaultdict(list)
     for p, rs in prob.items():
         row = next((w for w in prim if inside(p[0], w['m']) and inside(p[1], w['n']) and inside(p[2], w['k'])), None)
@@ -75,22 +139,10 @@ def main(argv):
         ps = uncovered.get(w['name'])
         if not ps:
             continue
-        count = collections.Counter(c for p in ps for c in set().union(*[classes_of(r) for r in prob[p]]))
-        most = max(count.values())
-        cands = [c for c, n in count.items() if n == most]
-
-        def score(c):
-            rat = [ctime(prob[p], c) / best[p] for p in ps if ctime(prob[p], c)]
-            return (max(rat) * 10 + sum(math.log(x) for x in rat), c[4] != 0, c)
-
-        c = min(cands, key=score)
-        rat = [ctime(prob[p], c) / best[p] for p in ps if ctime(prob[p], c)]
+        c, most, rat = best_class(ps, prob, best)
         print('// %s: %d uncovered samples, %s covers %d: %s' % (w['name'], len(ps), c, most,
                                                              ' '.join('%.2f' % x for x in rat)))
-        (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
-        print('    {"%s-alt", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d},' %
-              (w['name'], m0, m1, n0, n1, k0, k1, w['sm'], w['sm'], w['cc'], w['cc'], FAM_C[c[0]], c[2], c[2], c[1], c[1],
-               c[4], c[4], c[3], c[3]))
+        print(row_text(w, c, '-alt'))
 
 
 if __name__ == '__main__':

@@ -882,7 +882,7 @@ static int fit(const tune_opts *o) {
       }
   }
   /* merge consecutive measured buckets with the same order into M ranges */
-  static w4a16_heuristic_rule rules[64];
+  static w4a16_heuristic_rule rules[160];
   static char names[64][48];
   size_t nr = 0;
   int64_t lo = 1;
@@ -922,7 +922,7 @@ static int fit(const tune_opts *o) {
   /* then the built-in rules, for other devices */
   size_t nb;
   const w4a16_heuristic_rule *builtin = w4a16_heuristic_rules(&nb);
-  for (size_t i = 0; i < nb && nr < 64; ++i) rules[nr++] = builtin[i];
+  for (size_t i = 0; i < nb && nr < sizeof rules / sizeof rules[0]; ++i) rules[nr++] = builtin[i];
 
   printf("\n# rule table to paste into runtime/select.c (g_rules); the fitted rules hold for cc %d only\n", d.cc);
   for (size_t i = 0; i < nr; ++i) {
@@ -931,11 +931,11 @@ static int fit(const tune_opts *o) {
                       : r->family == W4A16_FAMILY_SM90 ? "W4A16_FAMILY_SM90"
                       : r->family == W4A16_FAMILY_SM80 ? "W4A16_FAMILY_SM80"
                                                        : "ANY_FAMILY";
-    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, 0, 0},\n",
+    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, %d, %d, %uu},\n",
            r->name, (long long)r->m_min, (long long)r->m_max, (long long)r->n_min, (long long)r->n_max,
            (long long)r->k_min, (long long)r->k_max, r->sm_count_min, r->sm_count_max, r->cc_min, r->cc_max, fam,
            r->tile_m_min, r->tile_m_max, r->tile_n_min, r->tile_n_max, r->stages_min, r->stages_max, r->m_tiles_max,
-           r->min_waves_eff);
+           r->min_waves_eff, r->tile_k_min, r->tile_k_max, r->modes);
   }
   printf("\n");
   char what[512];

@@ -110,6 +110,8 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *  family             W4A16_FAMILY_* or -1 for any
  *  m_tiles_max        ceil(M / tile_m) <= m_tiles_max (0 = any)
  *  min_waves_eff      waves_efficiency >= this (0 = any)
+ *  modes              the problem's quant mode has its bit (1u << w4a16_quant_mode) set
+ *                     (0 = any mode)
  */
 typedef struct w4a16_heuristic_rule {
   const char *name;
@@ -126,7 +128,8 @@ typedef struct w4a16_heuristic_rule {
   int stages_min, stages_max;
   int m_tiles_max;
   float min_waves_eff;
-  int tile_k_min, tile_k_max; /* 0 = no bound (last, so older initializers leave it open) */
+  int tile_k_min, tile_k_max; /* 0 = no bound (after the fields above, so older initializers leave it open) */
+  unsigned modes;             /* problem: quant-mode bit mask, 0 = any (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */
