@@ -60,6 +60,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
+    K_("w4a16_sm90_bf16_u4_fgsz_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 16, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
 
@@ -172,15 +173,23 @@ static void test_h100_table(void **state) {
   /* another SM count: the table does not apply */
   n = query(100, 90, &p, r, (int)NFAKE);
   assert_true(n > 0 && strncmp(r[0].rule, "h100-", 5) != 0);
-  /* zero points: the primary class (GEMV TMA tile_m 16, scale-only modes) cannot implement the
-     problem, so the row's alternate decides (sm80 128x16x128), not the generic rules */
-  w4a16_problem pz = test_problem(16, 57344, 8192, 128, FGSZ, BF);
+  /* zero points on 8192x8192: no kernel of the primary class (GEMV TMA 32x16x1024) in this
+     registry implements them, so the row's alternate decides (sm90 256x16x128), not the generic
+     rules */
+  w4a16_problem pz = test_problem(16, 8192, 8192, 128, FGSZ, BF);
   n = query(132, 90, &pz, r, (int)NFAKE);
   assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m9-16-n16385-up-alt");
-  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
+  assert_string_equal(r[0].rule, "h100-m9-16-n6145-16384-alt");
+  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM90);
   assert_int_equal(r[0].kernel->tile_m, 16);
   assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  /* on 57344x8192 a row for zero points comes first (sm80 128x16x128) */
+  pz = test_problem(16, 57344, 8192, 128, FGSZ, BF);
+  n = query(132, 90, &pz, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m9-16-n16385-up-zp");
+  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
+  assert_int_equal(r[0].kernel->tile_m, 16);
   /* a row keyed on the quant mode: M = 2 on 8192x8192 takes GEMV TMA 32x8x1024 for scale-only
      groups (its primary row), 16x4x2048 for zero points (the "-zp" row before it), although the
      primary class implements both modes */
@@ -243,8 +252,11 @@ static void test_dtype_and_mode(void **state) {
   w4a16_heuristic_result r[NFAKE];
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
   int n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 1);
-  assert_string_equal(r[0].kernel->name, "w4a16_sm80_bf16_u4_fgsz_128x16x128_s4");
+  assert_int_equal(n, 2); /* the sm80 and sm90 zero-point kernels (the GEMV ones take FGS only) */
+  for (int i = 0; i < n; ++i) {
+    assert_int_equal(r[i].kernel->mode, FGSZ);
+    assert_int_equal(r[i].kernel->dtype, BF);
+  }
   p = test_problem(16, 4096, 4096, 64, FGS, FH);
   n = query(132, 90, &p, r, (int)NFAKE);
   assert_int_equal(n, 1);

@@ -111,7 +111,7 @@ def fit_zp(prim, prob, best):
         print('// %s: %d fgsz samples, now %s (worst %.2f), %s covers %d: %s (worst %.2f)%s' %
               (w['name'], len(ps), ' '.join('%.2f' % x for x in now), max(now), c, most,
                ' '.join('%.2f' % x for x in new), max(new), '' if better else ' - kept'))
-        if better and c not in (w['cls'], w['alt']):
+        if better and c != w['cls']:
             print(row_text(w, c, '-zp', ', 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS'))
 
 

@@ -55,7 +55,7 @@ SMEM_LIMIT = 99 * 1024  # within sm86/sm89's per-block opt-in limit
 TMA_ROWS = (1, 2, 4, 8)
 TMA_TILE_M = (4, 8, 16)  # shared memory grows with M (activation rows): tile_m 4 lets 16-row CTAs fit;
 # tile_m 16 (two n8 token blocks) was 1.5-3x slower than the register-staged kernels at M = 16 with
-# the generic consumer; the specialized one (scale-only group >= 128, per-column) dequantizes each
+# the generic consumer; the specialized one (fine-grained groups >= 128, per-column) dequantizes each
 # weight fragment once for both blocks
 TMA_STAGES = (2, 3, 4)  # 2: tile_m 8 on 16-row CTAs fits two CTAs per SM
 TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of weights per stage
@@ -115,9 +115,9 @@ def tma_smem_bytes(rows, tm, stages, mode, group=32, tpw=4):
 
 def tma_min_group(tm, mode):
     """tile_m 16 runs only the specialized consumer (two n8 token blocks per dequantized
-    fragment): scale-only groups of at least 128 (and per-column); the generic one spills there
+    fragment): fine-grained groups of at least 128 (and per-column); the generic one spills there
     and is 1.5-3x slower than the register-staged kernels, so smaller groups are refused."""
-    return 128 if tm == 16 and mode == QuantMode.FINEGRAINED_SCALE_ONLY else 32
+    return 128 if tm == 16 and mode != QuantMode.PER_COLUMN_SCALE_ONLY else 32
 
 
 def tma_name(dtype, mode, tn, tm, tk, stages):
@@ -148,8 +148,6 @@ def is_valid(c):
             return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 or 8 KB of weights per stage"
         if c.tile_m not in TMA_TILE_M:
             return False, "tma: tile_m must be 4, 8 or 16"
-        if c.tile_m == 16 and c.mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS:
-            return False, "tma: tile_m 16 has no zero-point consumer (the generic one spills)"
         limit = TMA_SMEM_LIMIT_1 if c.tile_m == 16 else TMA_SMEM_LIMIT
         if c.smem_bytes > limit:
             return False, "tma: shared memory %d > %d" % (c.smem_bytes, limit)

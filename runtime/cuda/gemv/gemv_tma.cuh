@@ -30,7 +30,7 @@
 // four would spill at the 96-register cap of two CTAs per SM). Per tile: one 16-byte shared load
 // per lane (its mma A fragments), dequant (common/dequant.cuh), ldmatrix of the activations,
 // mma.sync m16n8k16 and the group scale in fp32. Two consumers (VAR below): the specialized one
-// (scale-only modes with group >= 128, per-column; w4a16_gemv_tma_stage_fast) hoists every
+// (fine-grained modes with group >= 128, per-column; w4a16_gemv_tma_stage_fast) hoists every
 // stage-invariant address out of the loop (M = 1: ldmatrix addresses are immediates; the scale
 // pair of a 128-k tile pair is one address) and feeds exact codes (q - 8): 66 SASS instructions
 // per 512-byte tile at M = 1 (44 of them dequant), 74 at M > 1 (tile_m 16: two n8 token blocks
@@ -97,14 +97,15 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 // w4a16_gemv_tma_launch from M and the group size (W4A16_GEMV_TMA_GENERIC set: none, for A/B):
 //   W4A16_GEMV_TMA_M1    M == 1: A came by a plain copy, so the ldmatrix addresses are immediates
 //                        off one base;
-//   W4A16_GEMV_TMA_GBIG  FINEGRAINED_SCALE_ONLY with group >= 128: the two tiles of a batch (128
-//                        aligned k) share one group row, so one scale pair per batch, its address
-//                        hoisted out of the loop; PER_COLUMN_SCALE_ONLY: no scales in the loop.
-// With either bit (FINEGRAINED_SCALE_ONLY: with GBIG) the stage goes through
+//   W4A16_GEMV_TMA_GBIG  FINEGRAINED_SCALE_ONLY / _AND_ZEROS with group >= 128: the two tiles of a
+//                        batch (128 aligned k) share one group row, so one scale (zero) pair per
+//                        batch, its address hoisted out of the loop; PER_COLUMN_SCALE_ONLY: no
+//                        scales in the loop.
+// With either bit (the fine-grained modes: with GBIG) the stage goes through
 // w4a16_gemv_tma_stage_fast: stage-invariant addresses hoisted, exact codes (q - 8 by the packed
-// subtraction of common/dequant.cuh, no bias-removing mma), mma free to interleave across the
-// warp's four tiles. Everything else (groups 32 and 64, FINEGRAINED_SCALE_AND_ZEROS) takes the
-// generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and the
+// subtraction of common/dequant.cuh, no bias-removing mma; zero points: q, and the zero applied
+// to each token's activation sum), mma free to interleave across the warp's four tiles. Groups 32
+// and 64 take the generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and the
 // bias removed by one more mma per k16 step).
 #define W4A16_GEMV_TMA_M1 1
 #define W4A16_GEMV_TMA_GBIG 2
@@ -115,17 +116,37 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 // bytes of tile 0; a_base[nb]: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high
 // 32 k: + 64); else tile 0's 128-byte line of the lane's token row in block nb (line of tile u:
 // + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: GBIG: the scale
-// address (row g) of tiles 0-1 and 2-3.
+// address (row g) of tiles 0-1 and 2-3; z_bytes: the zeros' offset from the scales (zero points).
+//
+// Zero points (FINEGRAINED_SCALE_AND_ZEROS, GBIG): w = q s + z with the raw code q (0..15), so per
+// group sum_k w a_k = s sum_k (MAGIC + q) a_k + (z - MAGIC s) sum_k a_k. The codes go into the mma
+// biased and exact (MAGIC + q, one lop3 per register: common/dequant.cuh, MAGIC = 128 for bf16,
+// 1024 for fp16), a second mma per k16 step against a constant fragment of ones gives sum_k a_k of
+// each token (the same for all 16 rows; exact products, fp32 sums), and both partials are folded
+// per tile: acc += s part + (z - MAGIC s) sum, the last factor formed in fp32. 28 dequant
+// instructions per tile instead of the symmetric modes' 44 (no packed subtraction), for 4 more mma
+// in a chain of their own; the generic consumer instead forms q s + z per weight in 16-bit floats.
+// Like the bias-removing mma of the generic bf16 consumer (w4a16_gemv_biased), the result equals
+// the exact codes' up to the fp32 rounding of the larger biased partial sums.
 template <bool BF16, int MODE, int NB, int TPW, int VAR>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
-                                                                 uint32_t a_swz) {
+                                                                 uint32_t a_swz, uint32_t z_bytes) {
   static_assert(NB == 1 || NB == 2, "tile_m 4, 8 or 16: one or two n8 token blocks");
   static_assert(NB == 1 || (VAR & W4A16_GEMV_TMA_M1) == 0, "M = 1: one n8 block");
-  static_assert(MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "symmetric modes only");
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  static_assert(!ZP || (VAR & W4A16_GEMV_TMA_GBIG) != 0, "zero points: groups of at least 128 only");
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
-  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE == W4A16_FINEGRAINED_SCALE_ONLY;
+  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE != W4A16_PER_COLUMN_SCALE_ONLY;
+  // the ones fragment (bf16 / fp16 1.0 pairs) of the zero-point sum mma, and the codes' bias
+  const uint32_t one2 = BF16 ? 0x3f803f80u : 0x3c003c00u;
+  constexpr float kMagic = BF16 ? 128.f : 1024.f;
+  // (the symmetric modes with biased codes and the sum mma, -(MAGIC + 8) s as its factor, were
+  // 0-24 % slower than their exact codes: docs/PERFORMANCE.md, sixth session)
+  const uint32_t kones[4] = {one2, one2, one2, one2};
+  (void)kones;
+  (void)z_bytes;
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
 #pragma unroll
   for (int u0 = 0; u0 < TPW; u0 += 2) {
@@ -158,21 +179,33 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
         }
       }
     float sf0 = 1.f, sf1 = 1.f;  // the scales of rows g and g + 8 (per-column: in the epilogue)
+    float zf0 = 0.f, zf1 = 0.f;  // zero points: z - MAGIC s of rows g and g + 8
+    auto to_f = [](uint32_t v) {
+      return BF16 ? __uint_as_float(v << 16) : __half2float(__ushort_as_half((unsigned short)v));
+    };
     if constexpr (GBIG) {
       const uint32_t s_a = st + s_pair[u0 / 2];
-      const uint32_t v0 = w4a16_gemv_lds_u16(s_a), v1 = w4a16_gemv_lds_u16(s_a + 16);
-      if constexpr (BF16) {
-        sf0 = __uint_as_float(v0 << 16);
-        sf1 = __uint_as_float(v1 << 16);
-      } else {
-        sf0 = __half2float(__ushort_as_half((unsigned short)v0));
-        sf1 = __half2float(__ushort_as_half((unsigned short)v1));
+      sf0 = to_f(w4a16_gemv_lds_u16(s_a));
+      sf1 = to_f(w4a16_gemv_lds_u16(s_a + 16));
+      if constexpr (ZP) {  // z - MAGIC s: the sum's factor (the codes come biased)
+        zf0 = fmaf(-kMagic, sf0, to_f(w4a16_gemv_lds_u16(s_a + z_bytes)));
+        zf1 = fmaf(-kMagic, sf1, to_f(w4a16_gemv_lds_u16(s_a + z_bytes + 16)));
       }
     }
 #pragma unroll
     for (int x = 0; x < 2; ++x) {
       uint32_t q[4][4];
-      w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
+      if constexpr (ZP) {  // MAGIC + q, exact
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (BF16)
+            w4a16_u4x8_to_bf16x8_biased(wq[x][j], q[j]);
+          else
+            w4a16_u4x8_to_f16x8_biased(wq[x][j], q[j]);
+        }
+      } else {
+        w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
+      }
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
         float part[4] = {0.f, 0.f, 0.f, 0.f};
@@ -182,6 +215,15 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
         acc[nb][1] = fmaf(sf0, part[1], acc[nb][1]);
         acc[nb][2] = fmaf(sf1, part[2], acc[nb][2]);
         acc[nb][3] = fmaf(sf1, part[3], acc[nb][3]);
+        if constexpr (ZP) {
+          float sum[4] = {0.f, 0.f, 0.f, 0.f};  // sum_k a_k of tokens 2t, 2t + 1 (rows g, g + 8 alike)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(sum, kones, b[x][nb][2 * j], b[x][nb][2 * j + 1]);
+          acc[nb][0] = fmaf(zf0, sum[0], acc[nb][0]);
+          acc[nb][1] = fmaf(zf0, sum[1], acc[nb][1]);
+          acc[nb][2] = fmaf(zf1, sum[2], acc[nb][2]);
+          acc[nb][3] = fmaf(zf1, sum[3], acc[nb][3]);
+        }
       }
     }
   }
@@ -203,8 +245,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
   constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && !PC;
-  // the specialized consumer (VAR above): per-column with either bit, scale-only with GBIG
-  constexpr bool FAST = (PC && VAR != 0) || (MODE == W4A16_FINEGRAINED_SCALE_ONLY && GBIG);
+  // the specialized consumer (VAR above): per-column with either bit, scale-only and zero points
+  // with GBIG
+  constexpr bool FAST = (PC && VAR != 0) || (!PC && GBIG);
   constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // generic consumer: bias removed by one more mma
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
   static_assert(TPW == 2 || TPW == 4, "TPW: 2 or 4 tiles per consumer warp and stage");
@@ -342,7 +385,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
-        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz);
+        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
+                                                             L.s_bytes);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {
@@ -543,15 +587,14 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
 
   // the consumer's specialization (VAR above), chosen by M and the group size of this call
   // (M1 is specialized for one n8 token block: tile_m 16 runs M = 1 through the general form.
-  // tile_m 16 has only the specialized consumer: its kernels take scale-only groups >= 128 and
+  // tile_m 16 has only the specialized consumer: its kernels take fine-grained groups >= 128 and
   // per-column (min_group, generator/families/gemv.py), and W4A16_GEMV_TMA_GENERIC does not apply.)
   constexpr int M1 = TILE_M <= 8 ? W4A16_GEMV_TMA_M1 : 0, GB = W4A16_GEMV_TMA_GBIG;
-  static_assert(TILE_M <= 8 || MODE != W4A16_FINEGRAINED_SCALE_AND_ZEROS, "tile_m 16: symmetric modes only");
   if constexpr (TILE_M > 8) {
     return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
   } else {
   if (!w4a16_gemv_tma_generic_env()) {
-    if constexpr (MODE == W4A16_FINEGRAINED_SCALE_ONLY) {
+    if constexpr (MODE != W4A16_PER_COLUMN_SCALE_ONLY) {  // scale-only and zero points: groups >= 128
       if (a.gshift >= 7 && p->m == 1 && M1)
         return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
       if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
