@@ -57,6 +57,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm80_f16_u4_fgs_128x16x128_s4", S80, 80, 999, FH, FGS, 128, 16, 128, 4, 16),
     K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 256, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
@@ -210,6 +211,18 @@ static void test_h100_table(void **state) {
   for (int i = 0; i < n; ++i)
     zp_kernel_in_primary_tier |= strcmp(r[i].rule, "h100-m2-2-n6145-16384") == 0 && r[i].kernel->tile_n == 32;
   assert_true(zp_kernel_in_primary_tier);
+  /* a row keyed on the group size: M = 512 on 8192x8192 with groups of 64 takes 128x256x64 (the
+     "-g64" row), with groups of 128 not */
+  w4a16_problem pg = test_problem(512, 8192, 8192, 64, FGS, BF);
+  n = query(132, 90, &pg, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m257-512-n6145-16384-g64");
+  assert_int_equal(r[0].kernel->tile_m, 256);
+  assert_int_equal(r[0].kernel->tile_k, 64);
+  pg.group_size = 128;
+  n = query(132, 90, &pg, r, (int)NFAKE);
+  assert_true(n > 0);
+  for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-g64"));
 }
 
 static void test_arch_filter(void **state) {

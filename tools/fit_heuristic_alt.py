@@ -18,6 +18,10 @@ samples of mode "fgsz" in its range, the class the table takes now (the primary'
 lowers the worst slowdown by more than 3 % (or, at no worse a worst, the mean slowdown by 2 %), a row
 named the primary's + "-zp" with modes = 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS is printed, to
 paste right before its primary row (the rule table's order: the first matching row wins).
+
+With --g64 likewise for the samples of the fine-grained modes with groups of at most 64 (the
+table now: a zero-point sample takes its row's "-zp" class where there is one): rows named the
+primary's + "-g64" with group_max = 64, to paste right before the primary row and its "-zp" row.
 """
 import collections, csv, math, re, sys
 
@@ -28,17 +32,23 @@ FAM_C = {v: k for k, v in FAMILY.items()}
 
 def primary_rows(path):
     rows = []
+    zp, zp_of = None, None  # the "-zp" row before the next primary row
     for m in ROW.finditer(open(path).read()):
         name, f = m.group(1), [x.strip() for x in m.group(2).split(',')]
-        if name.endswith('-zp'):
+        if name.endswith('-g64'):
             continue
         v = [int(x) if re.fullmatch(r'-?\d+', x) else x for x in f]
         m0, m1, n0, n1, k0, k1 = v[0:6]
         cls = (FAMILY[v[10]], v[13], v[11], v[19], v[15])  # family, tile_n, tile_m, tile_k, stages (0 = any)
+        if name.endswith('-zp'):
+            zp, zp_of = cls, name[:-3]
+            continue
         if name.endswith('-alt'):
             rows[-1]['alt'] = cls
             continue
-        rows.append(dict(name=name, m=(m0, m1), n=(n0, n1), k=(k0, k1), sm=v[6], cc=v[8], cls=cls, alt=None))
+        rows.append(dict(name=name, m=(m0, m1), n=(n0, n1), k=(k0, k1), sm=v[6], cc=v[8], cls=cls, alt=None,
+                         zp=zp if zp_of == name else None))
+        zp = None
     return rows
 
 
@@ -70,11 +80,11 @@ def score_of(rat):
     return max(rat) * 10 + sum(math.log(x) for x in rat)
 
 
-def row_text(w, c, suffix, modes=''):
+def row_text(w, c, suffix, modes='', group_max=0):
     (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
-    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d%s},' %
+    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d},' %
             (w['name'], suffix, m0, m1, n0, n1, k0, k1, w['sm'], w['sm'], w['cc'], w['cc'], FAM_C[c[0]], c[2], c[2],
-             c[1], c[1], c[4], c[4], c[3], c[3], modes or ', 0'))
+             c[1], c[1], c[4], c[4], c[3], c[3], modes or '0', group_max))
 
 
 def in_row(p, w):
@@ -94,12 +104,19 @@ def best_class(ps, prob, best):
     return c, most, rats(c)
 
 
-def fit_zp(prim, prob, best):
+def fit_keyed(prim, prob, best, key):
+    """key 'zp': the zero-point samples; 'g64': the fine-grained samples of groups <= 64."""
+    def keyed(r):
+        if key == 'zp':
+            return r['mode'] == 'fgsz'
+        return r['mode'] in ('fgs', 'fgsz') and int(r['group']) <= 64
+
     for w in prim:
-        ps = [p for p, rs in prob.items() if rs[0]['mode'] == 'fgsz' and in_row(p, w)]
+        ps = [p for p, rs in prob.items() if keyed(rs[0]) and in_row(p, w)]
         now = []
         for p in ps:
-            t = ctime(prob[p], w['cls']) or (w['alt'] and ctime(prob[p], w['alt']))
+            zp = key == 'g64' and prob[p][0]['mode'] == 'fgsz' and w['zp'] and ctime(prob[p], w['zp'])
+            t = zp or ctime(prob[p], w['cls']) or (w['alt'] and ctime(prob[p], w['alt']))
             if not t:
                 t = min(float(r['median_us']) for r in prob[p] if r['heur_rank'] == '1')
             now.append(t / best[p])
@@ -108,16 +125,19 @@ def fit_zp(prim, prob, best):
         c, most, new = best_class(ps, prob, best)
         mlog = lambda r: sum(math.log(x) for x in r) / len(r)
         better = max(new) < max(now) * 0.97 or (max(new) <= max(now) and mlog(new) < mlog(now) - 0.02)
-        print('// %s: %d fgsz samples, now %s (worst %.2f), %s covers %d: %s (worst %.2f)%s' %
-              (w['name'], len(ps), ' '.join('%.2f' % x for x in now), max(now), c, most,
+        print('// %s: %d %s samples, now %s (worst %.2f), %s covers %d: %s (worst %.2f)%s' %
+              (w['name'], len(ps), key, ' '.join('%.2f' % x for x in now), max(now), c, most,
                ' '.join('%.2f' % x for x in new), max(new), '' if better else ' - kept'))
         if better and c != w['cls']:
-            print(row_text(w, c, '-zp', ', 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS'))
+            if key == 'zp':
+                print(row_text(w, c, '-zp', '1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS'))
+            else:
+                print(row_text(w, c, '-g64', group_max=64))
 
 
 def main(argv):
-    zp = len(argv) > 1 and argv[1] == '--zp'
-    if zp:
+    key = argv[1][2:] if len(argv) > 1 and argv[1] in ('--zp', '--g64') else None
+    if key:
         argv = argv[:1] + argv[2:]
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -128,8 +148,8 @@ def main(argv):
             if r['status'] == 'W4A16_STATUS_OK':
                 prob[(int(r['m']), int(r['n']), int(r['k']), run)].append(r)
     best = {p: min(float(r['median_us']) for r in rs) for p, rs in prob.items()}
-    if zp:
-        return fit_zp(prim, prob, best)
+    if key:
+        return fit_keyed(prim, prob, best, key)
     uncovered = collections.defaultdict(list)
     for p, rs in prob.items():
         row = next((w for w in prim if inside(p[0], w['m']) and inside(p[1], w['n']) and inside(p[2], w['k'])), None)

@@ -112,6 +112,8 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *  min_waves_eff      waves_efficiency >= this (0 = any)
  *  modes              the problem's quant mode has its bit (1u << w4a16_quant_mode) set
  *                     (0 = any mode)
+ *  group_max          the problem's group_size <= group_max (0 = any; per-column problems
+ *                     carry group_size = K)
  */
 typedef struct w4a16_heuristic_rule {
   const char *name;
@@ -129,7 +131,8 @@ typedef struct w4a16_heuristic_rule {
   int m_tiles_max;
   float min_waves_eff;
   int tile_k_min, tile_k_max; /* 0 = no bound (after the fields above, so older initializers leave it open) */
-  unsigned modes;             /* problem: quant-mode bit mask, 0 = any (last, likewise) */
+  unsigned modes;             /* problem: quant-mode bit mask, 0 = any */
+  int group_max;              /* problem: group_size <= group_max, 0 = any (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */

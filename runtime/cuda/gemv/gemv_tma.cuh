@@ -101,24 +101,29 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 //                        batch (128 aligned k) share one group row, so one scale (zero) pair per
 //                        batch, its address hoisted out of the loop; PER_COLUMN_SCALE_ONLY: no
 //                        scales in the loop.
-// With either bit (the fine-grained modes: with GBIG) the stage goes through
-// w4a16_gemv_tma_stage_fast: stage-invariant addresses hoisted, exact codes (q - 8 by the packed
-// subtraction of common/dequant.cuh, no bias-removing mma; zero points: q, and the zero applied
-// to each token's activation sum), mma free to interleave across the warp's four tiles. Groups 32
-// and 64 take the generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and the
-// bias removed by one more mma per k16 step).
+//   W4A16_GEMV_TMA_G64   the fine-grained modes with group 64: one scale (zero) row per tile;
+//   W4A16_GEMV_TMA_G32   group 32: one per half tile (two mma chains per tile, one per row);
+//                        both at immediate offsets from the warp's first row.
+// With either of M1, GBIG (the fine-grained modes: with one of the group bits) the stage goes
+// through w4a16_gemv_tma_stage_fast: stage-invariant addresses hoisted, exact codes (q - 8 by the
+// packed subtraction of common/dequant.cuh, no bias-removing mma; zero points: q, and the zero
+// applied to each token's activation sum), mma free to interleave across the warp's four tiles.
+// The generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and
+// the bias removed by one more mma per k16 step) runs only under W4A16_GEMV_TMA_GENERIC (A/B).
 #define W4A16_GEMV_TMA_M1 1
 #define W4A16_GEMV_TMA_GBIG 2
+#define W4A16_GEMV_TMA_G64 4
+#define W4A16_GEMV_TMA_G32 8
 
 // One stage of one consumer warp, specialized (VAR above): tiles u = 0..3 of the warp (row block
 // rw, k tiles t0 + u), two at a time, for NB n8 blocks of tokens (tile_m 16: two, each weight
 // fragment dequantized once for both). st: the stage's shared-memory address; w_off: the lane's 16
 // bytes of tile 0; a_base[nb]: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high
 // 32 k: + 64); else tile 0's 128-byte line of the lane's token row in block nb (line of tile u:
-// + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: GBIG: the scale
-// address (row g) of tiles 0-1 and 2-3; z_bytes: the zeros' offset from the scales (zero points).
+// + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: the scale address
+// (row g) of tiles 0-1 and 2-3 (groups >= 128; smaller groups: rows off s_pair[0]); z_bytes: the zeros' offset from the scales (zero points).
 //
-// Zero points (FINEGRAINED_SCALE_AND_ZEROS, GBIG): w = q s + z with the raw code q (0..15), so per
+// Zero points (FINEGRAINED_SCALE_AND_ZEROS): w = q s + z with the raw code q (0..15), so per
 // group sum_k w a_k = s sum_k (MAGIC + q) a_k + (z - MAGIC s) sum_k a_k. The codes go into the mma
 // biased and exact (MAGIC + q, one lop3 per register: common/dequant.cuh, MAGIC = 128 for bf16,
 // 1024 for fp16), a second mma per k16 step against a constant fragment of ones gives sum_k a_k of
@@ -128,7 +133,7 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 // in a chain of their own; the generic consumer instead forms q s + z per weight in 16-bit floats.
 // Like the bias-removing mma of the generic bf16 consumer (w4a16_gemv_biased), the result equals
 // the exact codes' up to the fp32 rounding of the larger biased partial sums.
-template <bool BF16, int MODE, int NB, int TPW, int VAR>
+template <bool BF16, int MODE, int R, int NB, int TPW, int VAR>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
@@ -136,9 +141,17 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   static_assert(NB == 1 || NB == 2, "tile_m 4, 8 or 16: one or two n8 token blocks");
   static_assert(NB == 1 || (VAR & W4A16_GEMV_TMA_M1) == 0, "M = 1: one n8 block");
   constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
-  static_assert(!ZP || (VAR & W4A16_GEMV_TMA_GBIG) != 0, "zero points: groups of at least 128 only");
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
-  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && MODE != W4A16_PER_COLUMN_SCALE_ONLY;
+  // k covered by one scale (zero) row: a tile pair (groups >= 128), a tile (64), half a tile (32);
+  // 0: per-column (the scales in the epilogue)
+  constexpr int GS = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0
+                     : (VAR & W4A16_GEMV_TMA_GBIG) != 0  ? 128
+                     : (VAR & W4A16_GEMV_TMA_G64) != 0   ? 64
+                     : (VAR & W4A16_GEMV_TMA_G32) != 0   ? 32
+                                                         : -1;
+  static_assert(GS >= 0, "fine-grained modes: one of the group bits");
+  constexpr int NH = GS == 32 ? 2 : 1;  // scale rows per tile
+  constexpr uint32_t kSRow = R * 32;    // bytes per group row of the stage's scales
   // the ones fragment (bf16 / fp16 1.0 pairs) of the zero-point sum mma, and the codes' bias
   const uint32_t one2 = BF16 ? 0x3f803f80u : 0x3c003c00u;
   constexpr float kMagic = BF16 ? 128.f : 1024.f;
@@ -178,20 +191,39 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
           b[x][nb][4 + y] = hi[y];
         }
       }
-    float sf0 = 1.f, sf1 = 1.f;  // the scales of rows g and g + 8 (per-column: in the epilogue)
-    float zf0 = 0.f, zf1 = 0.f;  // zero points: z - MAGIC s of rows g and g + 8
+    // the scales of rows g and g + 8 (per-column: 1, applied in the epilogue) and, for zero points,
+    // z - MAGIC s (the sum's factor: the codes come biased), of scale row h of tile x
+    float sf[2][NH][2], zf[2][NH][2];
     auto to_f = [](uint32_t v) {
       return BF16 ? __uint_as_float(v << 16) : __half2float(__ushort_as_half((unsigned short)v));
     };
-    if constexpr (GBIG) {
-      const uint32_t s_a = st + s_pair[u0 / 2];
-      sf0 = to_f(w4a16_gemv_lds_u16(s_a));
-      sf1 = to_f(w4a16_gemv_lds_u16(s_a + 16));
-      if constexpr (ZP) {  // z - MAGIC s: the sum's factor (the codes come biased)
-        zf0 = fmaf(-kMagic, sf0, to_f(w4a16_gemv_lds_u16(s_a + z_bytes)));
-        zf1 = fmaf(-kMagic, sf1, to_f(w4a16_gemv_lds_u16(s_a + z_bytes + 16)));
+#pragma unroll
+    for (int x = 0; x < 2; ++x)
+#pragma unroll
+      for (int h = 0; h < NH; ++h) {
+        // the row's address: the pair's (groups >= 128), else off the warp's first row by immediates
+        const uint32_t s_a = GS == 128 ? st + s_pair[u0 / 2]
+                                       : st + s_pair[0] + (uint32_t)(((u0 + x) * 64 + 32 * h) / (GS > 0 ? GS : 64)) * kSRow;
+        if constexpr (GS == 0) {
+          sf[x][h][0] = sf[x][h][1] = 1.f;
+        } else if (GS == 128 && x == 1) {  // the pair's row, loaded for x = 0
+          sf[1][h][0] = sf[0][h][0];
+          sf[1][h][1] = sf[0][h][1];
+        } else {
+          sf[x][h][0] = to_f(w4a16_gemv_lds_u16(s_a));
+          sf[x][h][1] = to_f(w4a16_gemv_lds_u16(s_a + 16));
+        }
+        zf[x][h][0] = zf[x][h][1] = 0.f;
+        if constexpr (ZP) {
+          if (GS == 128 && x == 1) {
+            zf[1][h][0] = zf[0][h][0];
+            zf[1][h][1] = zf[0][h][1];
+          } else {
+            zf[x][h][0] = fmaf(-kMagic, sf[x][h][0], to_f(w4a16_gemv_lds_u16(s_a + z_bytes)));
+            zf[x][h][1] = fmaf(-kMagic, sf[x][h][1], to_f(w4a16_gemv_lds_u16(s_a + z_bytes + 16)));
+          }
+        }
       }
-    }
 #pragma unroll
     for (int x = 0; x < 2; ++x) {
       uint32_t q[4][4];
@@ -207,24 +239,28 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
         w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
       }
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb) {
-        float part[4] = {0.f, 0.f, 0.f, 0.f};
+      for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(part, q[j], b[x][nb][2 * j], b[x][nb][2 * j + 1]);
-        acc[nb][0] = fmaf(sf0, part[0], acc[nb][0]);
-        acc[nb][1] = fmaf(sf0, part[1], acc[nb][1]);
-        acc[nb][2] = fmaf(sf1, part[2], acc[nb][2]);
-        acc[nb][3] = fmaf(sf1, part[3], acc[nb][3]);
-        if constexpr (ZP) {
-          float sum[4] = {0.f, 0.f, 0.f, 0.f};  // sum_k a_k of tokens 2t, 2t + 1 (rows g, g + 8 alike)
+        for (int h = 0; h < NH; ++h) {  // the k16 steps of scale row h: j = 4 h / NH ..
+          float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-          for (int j = 0; j < 4; ++j) w4a16_gemv_mma<BF16, false>(sum, kones, b[x][nb][2 * j], b[x][nb][2 * j + 1]);
-          acc[nb][0] = fmaf(zf0, sum[0], acc[nb][0]);
-          acc[nb][1] = fmaf(zf0, sum[1], acc[nb][1]);
-          acc[nb][2] = fmaf(zf1, sum[2], acc[nb][2]);
-          acc[nb][3] = fmaf(zf1, sum[3], acc[nb][3]);
+          for (int j = 4 * h / NH; j < 4 * (h + 1) / NH; ++j)
+            w4a16_gemv_mma<BF16, false>(part, q[j], b[x][nb][2 * j], b[x][nb][2 * j + 1]);
+          acc[nb][0] = fmaf(sf[x][h][0], part[0], acc[nb][0]);
+          acc[nb][1] = fmaf(sf[x][h][0], part[1], acc[nb][1]);
+          acc[nb][2] = fmaf(sf[x][h][1], part[2], acc[nb][2]);
+          acc[nb][3] = fmaf(sf[x][h][1], part[3], acc[nb][3]);
+          if constexpr (ZP) {
+            float sum[4] = {0.f, 0.f, 0.f, 0.f};  // sum_k a_k of tokens 2t, 2t + 1 (rows g, g + 8 alike)
+#pragma unroll
+            for (int j = 4 * h / NH; j < 4 * (h + 1) / NH; ++j)
+              w4a16_gemv_mma<BF16, false>(sum, kones, b[x][nb][2 * j], b[x][nb][2 * j + 1]);
+            acc[nb][0] = fmaf(zf[x][h][0], sum[0], acc[nb][0]);
+            acc[nb][1] = fmaf(zf[x][h][0], sum[1], acc[nb][1]);
+            acc[nb][2] = fmaf(zf[x][h][1], sum[2], acc[nb][2]);
+            acc[nb][3] = fmaf(zf[x][h][1], sum[3], acc[nb][3]);
+          }
         }
-      }
     }
   }
 }
@@ -244,10 +280,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr int UB = 2;  // tiles whose loads are issued together (4 spill at the 96-register cap)
   constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
-  constexpr bool GBIG = (VAR & W4A16_GEMV_TMA_GBIG) != 0 && !PC;
-  // the specialized consumer (VAR above): per-column with either bit, scale-only and zero points
-  // with GBIG
-  constexpr bool FAST = (PC && VAR != 0) || (!PC && GBIG);
+  // the specialized consumer (VAR above): per-column with either bit, the fine-grained modes with
+  // one of the group bits
+  constexpr bool FAST =
+      (PC && VAR != 0) || (!PC && (VAR & (W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_G64 | W4A16_GEMV_TMA_G32)) != 0);
   constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // generic consumer: bias removed by one more mma
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
   static_assert(TPW == 2 || TPW == 4, "TPW: 2 or 4 tiles per consumer warp and stage");
@@ -362,7 +398,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     a_step = (uint32_t)M * 128u;
     a_swz = M > 1 ? 0x380u : 0u;  // M = 1: a plain copy, not swizzled
   }
-  if constexpr (GBIG) {  // the group row of tiles (t0, t0 + 1) and (t0 + 2, t0 + 3) within a stage
+  if constexpr (FAST && !PC) {  // the group row of tiles (t0, t0 + 1) and (t0 + 2, t0 + 3) in a stage
 #pragma unroll
     for (int p = 0; p < 2; ++p)
       s_pair[p] = s_off + (uint32_t)(((t0 + 2 * p) * 64) >> gshift) * (uint32_t)(R * 32);
@@ -385,8 +421,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
-        w4a16_gemv_tma_stage_fast<BF16, MODE, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
-                                                             L.s_bytes);
+        w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
+                                                                L.s_bytes);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {
@@ -590,14 +626,22 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   // tile_m 16 has only the specialized consumer: its kernels take fine-grained groups >= 128 and
   // per-column (min_group, generator/families/gemv.py), and W4A16_GEMV_TMA_GENERIC does not apply.)
   constexpr int M1 = TILE_M <= 8 ? W4A16_GEMV_TMA_M1 : 0, GB = W4A16_GEMV_TMA_GBIG;
+  constexpr int G64 = W4A16_GEMV_TMA_G64, G32 = W4A16_GEMV_TMA_G32;
   if constexpr (TILE_M > 8) {
     return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
   } else {
   if (!w4a16_gemv_tma_generic_env()) {
-    if constexpr (MODE != W4A16_PER_COLUMN_SCALE_ONLY) {  // scale-only and zero points: groups >= 128
-      if (a.gshift >= 7 && p->m == 1 && M1)
-        return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream);
-      if (a.gshift >= 7) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
+    if constexpr (MODE != W4A16_PER_COLUMN_SCALE_ONLY) {  // scale-only and zero points, by the group
+      const bool m1 = p->m == 1 && M1 != 0;
+      if (a.gshift >= 7)
+        return m1 ? w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | GB>(p, a, tm_a, tm_s, tm_z, stream)
+                  : w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
+      if (a.gshift == 6)
+        return m1 ? w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | G64>(p, a, tm_a, tm_s, tm_z, stream)
+                  : w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, G64>(p, a, tm_a, tm_s, tm_z, stream);
+      if (a.gshift == 5)
+        return m1 ? w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | G32>(p, a, tm_a, tm_s, tm_z, stream)
+                  : w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, G32>(p, a, tm_a, tm_s, tm_z, stream);
     } else if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
       if (p->m == 1 && M1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1>(p, a, tm_a, tm_s, tm_z, stream);
       return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
