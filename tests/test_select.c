@@ -145,6 +145,16 @@ static void test_hopper_prefers_sm90(void **state) {
   }
 }
 
+/* the H100 table's first pick for p (132 SMs, cc 9.0), asserted to come from rule: its kernel; r
+   and *n hold the whole ranking */
+static const w4a16_kernel_desc *h100_pick(const w4a16_problem *p, const char *rule, w4a16_heuristic_result *r,
+                                          int *n) {
+  *n = query(132, 90, p, r, (int)NFAKE);
+  assert_true(*n > 0);
+  assert_string_equal(r[0].rule, rule);
+  return r[0].kernel;
+}
+
 /* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the GEMV TMA class 32x16x1024,
    narrowed to three stages (a rule with stages_min = stages_max: the two-stage member of the class
    is not in that tier) */
@@ -178,35 +188,27 @@ static void test_h100_table(void **state) {
      registry implements them, so the row's alternate decides (sm90 256x16x128), not the generic
      rules */
   w4a16_problem pz = test_problem(16, 8192, 8192, 128, FGSZ, BF);
-  n = query(132, 90, &pz, r, (int)NFAKE);
-  assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m9-16-n6145-16384-alt");
-  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM90);
-  assert_int_equal(r[0].kernel->tile_m, 16);
-  assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  const w4a16_kernel_desc *k = h100_pick(&pz, "h100-m9-16-n6145-16384-alt", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_SM90);
+  assert_int_equal(k->tile_m, 16);
+  assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
   /* on 57344x8192 a row for zero points comes first (sm80 128x16x128) */
   pz = test_problem(16, 57344, 8192, 128, FGSZ, BF);
-  n = query(132, 90, &pz, r, (int)NFAKE);
-  assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m9-16-n16385-up-zp");
-  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
-  assert_int_equal(r[0].kernel->tile_m, 16);
+  k = h100_pick(&pz, "h100-m9-16-n16385-up-zp", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_SM80);
+  assert_int_equal(k->tile_m, 16);
   /* a row keyed on the quant mode: M = 2 on 8192x8192 takes GEMV TMA 32x8x1024 for scale-only
      groups (its primary row), 16x4x2048 for zero points (the "-zp" row before it), although the
      primary class implements both modes */
   w4a16_problem p2 = bf16_problem(2, 8192, 8192);
-  n = query(132, 90, &p2, r, (int)NFAKE);
-  assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m2-2-n6145-16384");
-  assert_int_equal(r[0].kernel->tile_n, 32);
-  assert_int_equal(r[0].kernel->tile_m, 8);
+  k = h100_pick(&p2, "h100-m2-2-n6145-16384", r, &n);
+  assert_int_equal(k->tile_n, 32);
+  assert_int_equal(k->tile_m, 8);
   w4a16_problem p2z = test_problem(2, 8192, 8192, 128, FGSZ, BF);
-  n = query(132, 90, &p2z, r, (int)NFAKE);
-  assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m2-2-n6145-16384-zp");
-  assert_int_equal(r[0].kernel->tile_n, 16);
-  assert_int_equal(r[0].kernel->tile_m, 4);
-  assert_int_equal(r[0].kernel->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  k = h100_pick(&p2z, "h100-m2-2-n6145-16384-zp", r, &n);
+  assert_int_equal(k->tile_n, 16);
+  assert_int_equal(k->tile_m, 4);
+  assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
   int zp_kernel_in_primary_tier = 0;
   for (int i = 0; i < n; ++i)
     zp_kernel_in_primary_tier |= strcmp(r[i].rule, "h100-m2-2-n6145-16384") == 0 && r[i].kernel->tile_n == 32;
@@ -214,11 +216,9 @@ static void test_h100_table(void **state) {
   /* a row keyed on the group size: M = 512 on 8192x8192 with groups of 64 takes 128x256x64 (the
      "-g64" row), with groups of 128 not */
   w4a16_problem pg = test_problem(512, 8192, 8192, 64, FGS, BF);
-  n = query(132, 90, &pg, r, (int)NFAKE);
-  assert_true(n > 0);
-  assert_string_equal(r[0].rule, "h100-m257-512-n6145-16384-g64");
-  assert_int_equal(r[0].kernel->tile_m, 256);
-  assert_int_equal(r[0].kernel->tile_k, 64);
+  k = h100_pick(&pg, "h100-m257-512-n6145-16384-g64", r, &n);
+  assert_int_equal(k->tile_m, 256);
+  assert_int_equal(k->tile_k, 64);
   pg.group_size = 128;
   n = query(132, 90, &pg, r, (int)NFAKE);
   assert_true(n > 0);
