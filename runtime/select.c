@@ -254,6 +254,11 @@ static const family_model g_models[3] = {
 #define L2_OVER_HBM 3.5                  /* activations re-read from L2 at this speedup */
 #define WEIGHT_REREAD_COST 0.25          /* extra M tiles re-read weights mostly from L2 */
 #define SPLITK_REDUCE_US 2.0             /* the separate reduce kernel's launch */
+/* a thread-block cluster's fixed cost (cluster launch, CTAs paced by the shared stages): measured
+   on the H100, 128x256x64 2x1x1 against 1x1x1 lost 2-7 % at M = 256 / 512 and won 2.5-5 % at
+   M = 1024 / 4096 under sustained load (docs/PERFORMANCE.md, sixth session); with the halved
+   activation reads below, a few microseconds put the crossover near M = 1024 */
+#define CLUSTER_FIXED_US 5.0
 #define SMEM_PER_SM (228.0 * 1024)
 
 static double div_up(double a, double b) { return ceil(a / b); }
@@ -286,10 +291,13 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   double tail = ctas - full_waves * slots;
 
   /* memory: weights (+ scales, zeros) once per M tile, activations from L2, output */
+  /* a cluster of cluster_n CTAs along N reads each activation tile once (TMA multicast), and
+     one of cluster_m CTAs along M each weight tile */
+  const double cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   double group = (double)(p->mode == W4A16_PER_COLUMN_SCALE_ONLY || p->group_size <= 0 ? p->k : p->group_size);
   double wbytes = N * K / 2 + N * (K / group) * 2 * (p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1);
-  wbytes *= 1.0 + (mt - 1) * WEIGHT_REREAD_COST;
-  double abytes = M * K * 2 * nt / L2_OVER_HBM;
+  wbytes *= 1.0 + (mt - 1) * WEIGHT_REREAD_COST / cm;
+  double abytes = M * K * 2 * nt / L2_OVER_HBM / cn;
   double obytes = M * N * 2 + (split > 1 ? M * N * 4.0 * split * 2 : 0);
   double bytes_per_cta = (wbytes + abytes + obytes) / ctas;
   double bw = HBM_BYTES_PER_US_PER_SM * S;
@@ -308,6 +316,7 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   double t = (t_mem > t_math ? t_mem : t_math) + 0.1 * (t_mem > t_math ? t_math : t_mem);
   t += waves * fm->wave_us;
   if (split > 1) t += SPLITK_REDUCE_US;
+  if (cn * cm > 1) t += CLUSTER_FIXED_US;
   return (float)t;
 }
 

@@ -51,6 +51,10 @@ DEFAULT_TILES = {
     (256, 64, 128, 1, 1, Schedule.COOPERATIVE),   # M ~ 64
     (128, 128, 128, 1, 1, Schedule.COOPERATIVE),  # M ~ 256..1024 on narrow layers
     (128, 256, 64, 1, 1, Schedule.COOPERATIVE),   # large M
+    # large M with the activation tile multicast to two CTAs along N: under sustained load (the
+    # GPU at its 700 W limit, ~1.4 GHz) 2.5-5 % faster than 1x1x1 at M = 1024 / 4096 on 7 of the
+    # 8 layers (docs/PERFORMANCE.md, sixth session); the cost model counts its halved L2 reads
+    (128, 256, 64, 2, 1, Schedule.COOPERATIVE),
 }
 DEFAULT_ZERO_POINT_TILES = {
     (128, 64, 128, 1, 1, Schedule.COOPERATIVE),
