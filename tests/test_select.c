@@ -432,6 +432,31 @@ static void test_estimate_monotone(void **state) {
   assert_true(big < small);
 }
 
+/* clusters: a 2x1x1 cluster (activation tile multicast) costs a fixed few microseconds and saves
+   half the activation reads, so the cost model ranks it behind 1x1x1 at M = 256 and ahead at
+   M = 4096 (H100 measurements, docs/PERFORMANCE.md sixth session) */
+static void test_estimate_cluster(void **state) {
+  (void)state;
+  w4a16_kernel_desc one = fake[18], two = fake[18]; /* sm90 128x256x64 */
+  assert_int_equal(one.tile_m, 256);
+  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
+  two.cluster_n = 2;
+  w4a16_problem p = bf16_problem(256, 8192, 8192);
+  assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) > w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
+  p = bf16_problem(4096, 8192, 8192);
+  assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) < w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
+  /* and the H100 table takes it there, within the 128x256x64 class */
+  const w4a16_kernel_desc pair[2] = {one, two};
+  w4a16_heuristic_result r[2];
+  int n = 0;
+  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(r[0].kernel->cluster_n, 2);
+  p = bf16_problem(256, 8192, 8192);
+  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(r[0].kernel->cluster_n, 1);
+}
+
 /* custom rule tables through the internal entry point: ranges, tiers, waves */
 static void test_custom_rules(void **state) {
   (void)state;
@@ -636,7 +661,8 @@ int main(void) {
       cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
       cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
-      cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_custom_rules),
+      cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
+      cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
   };
