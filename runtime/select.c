@@ -102,8 +102,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS): the class that is faster than the primary's for
        zero points (tools/fit_heuristic_alt.py --zp on zero-point profiles of the sixth session's
        build, whose GEMV TMA kernels take zero points in the specialized consumer:
-       docs/runs/session6/zpm16/dump_*_a.tsv; dump_bf16_fgsz_128_b.tsv held out). A class absent from the build matches nothing
-       and the generic rules below decide. */
+       docs/runs/session6/zpm16/dump_*_a.tsv; dump_bf16_fgsz_128_b.tsv held out). A row named
+       "...-g64" comes before both and holds for groups of at most 64 (group_max = 64;
+       tools/fit_heuristic_alt.py --g64 on docs/runs/session6/g3264/dump_*.tsv). A class absent
+       from the build matches nothing and the generic rules below decide. */
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0},
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
     {"h100-m1-1-n6145-16384", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0},

@@ -113,6 +113,8 @@ def fit_keyed(prim, prob, best, key):
 
     for w in prim:
         ps = [p for p, rs in prob.items() if keyed(rs[0]) and in_row(p, w)]
+        if not ps:
+            continue
         now = []
         for p in ps:
             zp = key == 'g64' and prob[p][0]['mode'] == 'fgsz' and w['zp'] and ctime(prob[p], w['zp'])
@@ -120,8 +122,6 @@ def fit_keyed(prim, prob, best, key):
             if not t:
                 t = min(float(r['median_us']) for r in prob[p] if r['heur_rank'] == '1')
             now.append(t / best[p])
-        if not ps:
-            continue
         c, most, new = best_class(ps, prob, best)
         mlog = lambda r: sum(math.log(x) for x in r) / len(r)
         better = max(new) < max(now) * 0.97 or (max(new) <= max(now) and mlog(new) < mlog(now) - 0.02)
@@ -152,7 +152,7 @@ def main(argv):
         return fit_keyed(prim, prob, best, key)
     uncovered = collections.defaultdict(list)
     for p, rs in prob.items():
-        row = next((w for w in prim if inside(p[0], w['m']) and inside(p[1], w['n']) and inside(p[2], w['k'])), None)
+        row = next((w for w in prim if in_row(p, w)), None)
         if row and not any(member(r, row['cls']) for r in rs):
             uncovered[row['name']].append(p)
     for w in prim:

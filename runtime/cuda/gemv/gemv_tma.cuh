@@ -152,12 +152,12 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   static_assert(GS >= 0, "fine-grained modes: one of the group bits");
   constexpr int NH = GS == 32 ? 2 : 1;  // scale rows per tile
   constexpr uint32_t kSRow = R * 32;    // bytes per group row of the stage's scales
-  // the ones fragment (bf16 / fp16 1.0 pairs) of the zero-point sum mma, and the codes' bias
+  // the ones fragment (bf16 / fp16 1.0 pairs) of the zero-point sum mma, and the codes' bias (the
+  // symmetric modes with biased codes and the sum mma, -(MAGIC + 8) s as its factor, were 0-24 %
+  // slower than their exact codes: docs/PERFORMANCE.md, sixth session)
   const uint32_t one2 = BF16 ? 0x3f803f80u : 0x3c003c00u;
-  constexpr float kMagic = BF16 ? 128.f : 1024.f;
-  // (the symmetric modes with biased codes and the sum mma, -(MAGIC + 8) s as its factor, were
-  // 0-24 % slower than their exact codes: docs/PERFORMANCE.md, sixth session)
   const uint32_t kones[4] = {one2, one2, one2, one2};
+  constexpr float kMagic = BF16 ? 128.f : 1024.f;
   (void)kones;
   (void)z_bytes;
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
@@ -642,7 +642,7 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
       if (a.gshift == 5)
         return m1 ? w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1 | G32>(p, a, tm_a, tm_s, tm_z, stream)
                   : w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, G32>(p, a, tm_a, tm_s, tm_z, stream);
-    } else if constexpr (MODE == W4A16_PER_COLUMN_SCALE_ONLY) {
+    } else {  // per-column
       if (p->m == 1 && M1) return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, M1>(p, a, tm_a, tm_s, tm_z, stream);
       return w4a16_gemv_tma_go<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
     }
