@@ -1,11 +1,16 @@
 /* families.c - can_implement, workspace size and split-K choice (host-side rules). */
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
 /* the most dynamic shared memory of an sm90 kernel that runs two CTAs per SM (half of the
    H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
 #define W4A16_SM90_HALF_SM_SMEM 115712
+/* stream-K where the output tiles fill less than this fraction of their waves, over at most this
+   many waves (H100, docs/PERFORMANCE.md seventh session) */
+#define W4A16_SM90_STREAMK_EFF 0.85
+#define W4A16_SM90_STREAMK_WAVES 4
 
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -92,6 +97,12 @@ w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_proble
   return W4A16_STATUS_OK;
 }
 
+/* CTA slots of one wave of an sm90 kernel: the register-light tiles run two CTAs per SM, and exactly
+   those ask for at most half an SM of shared memory (runtime/cuda/sm90/gemm_sm90.cuh, Cfg::kCtasPerSm) */
+static int64_t sm90_slots(const w4a16_kernel_desc *kd, int sm_count) {
+  return (int64_t)sm_count * (kd->smem_bytes <= W4A16_SM90_HALF_SM_SMEM ? 2 : 1);
+}
+
 int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
   if (kd->split_k <= 1 || sm_count <= 0) return 1;
   int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
@@ -102,7 +113,7 @@ int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, in
      * persistent grid (tiles * split <= its CTA slots), capped by the kernel's split_k. The
      * register-light tiles run two CTAs per SM, and exactly those ask for at most half an SM of
      * shared memory (runtime/cuda/sm90/gemm_sm90.cuh, Cfg::kCtasPerSm). */
-    const int64_t slots = (int64_t)sm_count * (kd->smem_bytes <= W4A16_SM90_HALF_SM_SMEM ? 2 : 1);
+    const int64_t slots = sm90_slots(kd, sm_count);
     if (tiles >= slots) return 1;
     int64_t s = slots / tiles;
     if (s > kd->split_k) s = kd->split_k;
@@ -122,6 +133,35 @@ int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, in
   return best;
 }
 
+int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
+  if (kd->family != W4A16_FAMILY_SM90 || sm_count <= 0) return 0;
+  /* W4A16_SM90_STREAMK: 0 = never, 1 = wherever the tiles leave a wave part-empty (A/B switches) */
+  const char *env = getenv("W4A16_SM90_STREAMK");
+  const int force = env ? atoi(env) : -1;
+  if (force == 0) return 0;
+  if (w4a16_choose_split_k(kd, p, sm_count) > 1) return 0;
+  const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
+  const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
+  const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));
+  const int64_t k_iters = p->k / kd->tile_k;
+  if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
+  const int64_t waves = (tiles + slots - 1) / slots;
+  const double eff = (double)tiles / (double)(waves * slots);
+  if (force == 1) return 1;
+  return eff < W4A16_SM90_STREAMK_EFF && waves <= W4A16_SM90_STREAMK_WAVES;
+}
+
+size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kd, const w4a16_problem *p, int split, int stream_k,
+                                 int sm_count) {
+  if (stream_k) {
+    /* one partial tile per CTA of the persistent grid (fp32), then a 32-bit flag per CTA */
+    const size_t ctas = (size_t)sm90_slots(kd, sm_count);
+    return ctas * (size_t)kd->tile_n * (size_t)kd->tile_m * sizeof(float) + (ctas * sizeof(uint32_t) + 15) / 16 * 16;
+  }
+  if (split <= 1) return 0;
+  return (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float);
+}
+
 w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count,
                                   size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
@@ -135,8 +175,8 @@ w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_probl
     if (st != W4A16_STATUS_OK) return st;
     sm_count = info.sm_count;
   }
-  int split = w4a16_choose_split_k(kd, p, sm_count);
-  if (split > 1) *bytes = (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float);
+  *bytes = w4a16_workspace_bytes_for(kd, p, w4a16_choose_split_k(kd, p, sm_count),
+                                     w4a16_choose_stream_k(kd, p, sm_count), sm_count);
   w4a16_clear_error();
   return W4A16_STATUS_OK;
 }

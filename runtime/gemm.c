@@ -54,7 +54,8 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
   if ((st = w4a16_kernel_runs_here(kernel, &dev)) != W4A16_STATUS_OK) return st;
 
   int split = w4a16_choose_split_k(kernel, p, dev.sm_count);
-  size_t need = split > 1 ? (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float) : 0;
+  int stream_k = w4a16_choose_stream_k(kernel, p, dev.sm_count);
+  size_t need = w4a16_workspace_bytes_for(kernel, p, split, stream_k, dev.sm_count);
   if (workspace_bytes < need || (need && !workspace))
     return w4a16_fail(W4A16_STATUS_WORKSPACE_TOO_SMALL, "kernel %s needs %zu bytes of workspace, got %zu%s",
                       kernel->name, need, workspace ? workspace_bytes : (size_t)0, workspace ? "" : " (NULL)");
@@ -67,7 +68,7 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .bias = p->has_bias ? args->bias : NULL, .d = args->d, .workspace = workspace,
       .workspace_bytes = workspace_bytes, .lda = p->lda ? p->lda : p->k, .ldd = p->ldd ? p->ldd : p->n,
       .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
-      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = split};
+      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = split, .stream_k = stream_k};
   int e = kernel->impl->launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();

@@ -61,6 +61,15 @@ static inline size_t w4a16_dtype_bytes(w4a16_dtype d) { (void)d; return 2; }
 
 /* Split-K factor the runtime launches kernel with (>= 1); see runtime/cuda/common/splitk.cuh. */
 int w4a16_choose_split_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
+/* Whether the runtime launches an sm90 kernel stream-K (1) or tile by tile (0): where the output
+   tiles leave their last wave part-empty and split-K does not apply; W4A16_SM90_STREAMK=0 / 1
+   overrides (never / wherever a wave is part-empty). runtime/cuda/sm90/gemm_sm90.cuh. */
+int w4a16_choose_stream_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
+/* Workspace bytes for kernel on problem at split-K split / stream-K stream_k: split > 1: the fp32
+   partials, [split][M][N]; stream_k: one fp32 partial tile (tile_n x tile_m) per CTA slot of a
+   wave (sm_count x CTAs per SM), then a 32-bit flag per slot; else 0. */
+size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int split,
+                                 int stream_k, int sm_count);
 
 /* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
 w4a16_status w4a16_check_problem(const w4a16_problem *problem);

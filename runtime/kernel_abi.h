@@ -39,6 +39,7 @@ struct w4a16_launch_params {
   float alpha;
   int sm_count;       /* multiprocessors of the device */
   int split_k;        /* K splits chosen by the runtime (>= 1) */
+  int stream_k;       /* sm90: 1 = stream-K decomposition chosen by the runtime (split_k is then 1) */
 };
 
 typedef int (*w4a16_launch_fn)(const struct w4a16_launch_params *p, void *stream);

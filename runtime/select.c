@@ -256,6 +256,7 @@ static const family_model g_models[3] = {
 #define L2_OVER_HBM 3.5                  /* activations re-read from L2 at this speedup */
 #define WEIGHT_REREAD_COST 0.25          /* extra M tiles re-read weights mostly from L2 */
 #define SPLITK_REDUCE_US 2.0             /* the separate reduce kernel's launch */
+#define STREAMK_FIXUP_US 3.0             /* stream-K: partial tiles written, waited for and added */
 /* a thread-block cluster's fixed cost (cluster launch, CTAs paced by the shared stages): measured
    on the H100, 128x256x64 2x1x1 against 1x1x1 lost 2-7 % at M = 256 / 512 and won 2.5-5 % at
    M = 1024 / 4096 under sustained load (docs/PERFORMANCE.md, sixth session); with the halved
@@ -283,14 +284,17 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   double mt = div_up(M, kd->tile_m), nt = floor(N / kd->tile_n);
   if (nt < 1) nt = 1;
   double ctas = mt * nt * split;
-  if (waves_eff) *waves_eff = (float)(ctas / (div_up(ctas, S) * S));
+  /* stream-K (sm90, where the runtime takes it): the tiles' K iterations spread evenly over the
+     grid, so every wave is full (fractional waves of work) and the cut tiles pay a fixup */
+  const int stream_k = w4a16_choose_stream_k(kd, p, sm_count);
+  if (waves_eff) *waves_eff = stream_k ? 1.0f : (float)(ctas / (div_up(ctas, S) * S));
 
   /* CTAs per SM in a full wave, and the waves */
   double per_sm = fmin(occupancy(kd, fm), div_up(ctas, S));
   double slots = S * per_sm;
-  double waves = div_up(ctas, slots);
-  double full_waves = floor(ctas / slots);
-  double tail = ctas - full_waves * slots;
+  double waves = stream_k ? ctas / slots : div_up(ctas, slots);
+  double full_waves = stream_k ? ctas / slots : floor(ctas / slots);
+  double tail = stream_k ? 0 : ctas - full_waves * slots;
 
   /* memory: weights (+ scales, zeros) once per M tile, activations from L2, output */
   /* a cluster of cluster_n CTAs along N reads each activation tile once (TMA multicast), and
@@ -316,8 +320,9 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   double t_math = waves * per_sm * flops_per_cta / (fm->tflops_per_sm * 1e6 * eff);
 
   double t = (t_mem > t_math ? t_mem : t_math) + 0.1 * (t_mem > t_math ? t_math : t_mem);
-  t += waves * fm->wave_us;
+  t += ceil(waves) * fm->wave_us;
   if (split > 1) t += SPLITK_REDUCE_US;
+  if (stream_k) t += STREAMK_FIXUP_US;
   if (cn * cm > 1) t += CLUSTER_FIXED_US;
   return (float)t;
 }

@@ -1,4 +1,5 @@
 /* test_families.c - can_implement, workspace size and split-K on a fake table. */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,14 +130,84 @@ static void test_split_k_and_workspace(void **state) {
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_DTYPE_MISMATCH);
 }
 
-static void test_split_k_sm90(void **state) {
-  (void)state;
+/* an sm90 kernel of the given tile, split-K up to 12, one CTA per SM (more than half an SM of
+   shared memory) */
+static w4a16_kernel_desc fake_sm90(int tile_n, int tile_m, int tile_k) {
   w4a16_kernel_desc k = fake_sm80;
   k.name = "fake_sm90";
   k.family = W4A16_FAMILY_SM90;
-  k.tile_n = 256;
+  k.tile_n = tile_n;
+  k.tile_m = tile_m;
+  k.tile_k = tile_k;
   k.split_k = 12;
-  k.smem_bytes = 200000; /* more than half an SM: one CTA per SM */
+  k.smem_bytes = 200000;
+  return k;
+}
+
+static void test_stream_k_sm90(void **state) {
+  (void)state;
+  w4a16_kernel_desc k = fake_sm90(128, 256, 64); /* one CTA per SM: 132 slots */
+  unsetenv("W4A16_SM90_STREAMK");
+  /* (N,K) = (10240, 8192), M = 256: 80 tiles fill 61 % of a wave and no split fits -> stream-K;
+     its workspace: a 128x256 fp32 partial tile and a 32-bit flag per CTA slot */
+  w4a16_problem p = test_problem(256, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  size_t bytes = 0;
+  assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)132 * 128 * 256 * sizeof(float) + 528);
+  /* two CTAs per SM: 264 slots, where 80 tiles split 3; at M = 512, 160 tiles take stream-K */
+  k.smem_bytes = 100000;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  p.m = 512;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)264 * 128 * 256 * sizeof(float) + 1056);
+  p.m = 256;
+  k.smem_bytes = 200000;
+  /* a 2x1x1 cluster: 66 cluster slots, 40 cluster tiles -> stream-K */
+  k.cluster_n = 2;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  k.cluster_n = 1;
+  /* W4A16_SM90_STREAMK=0: never (and no workspace) */
+  setenv("W4A16_SM90_STREAMK", "0", 1);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, 0);
+  unsetenv("W4A16_SM90_STREAMK");
+  /* whole waves: 8192x8192 at M = 1024 (4 x 64 = 256 tiles: 1.94 waves, 97 %) -> no */
+  p.m = 1024;
+  p.n = 8192;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* ... unless forced (W4A16_SM90_STREAMK=1: wherever a wave is part-empty) */
+  setenv("W4A16_SM90_STREAMK", "1", 1);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  unsetenv("W4A16_SM90_STREAMK");
+  /* 6144x4096 at M = 1024: 192 tiles, 1.45 waves (73 %) -> stream-K */
+  p.n = 6144;
+  p.k = 4096;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  /* many waves (57344x8192 at M = 4096: 7168 tiles) -> no */
+  p.m = 4096;
+  p.n = 57344;
+  p.k = 8192;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* split-K takes the few-tile problems: 8192x8192 at M = 16 with 256-row tiles (32 tiles -> split 4) */
+  k.tile_n = 256;
+  k.tile_m = 16;
+  k.tile_k = 128;
+  p = test_problem(16, 8192, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 4);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* other families never */
+  p.m = 256;
+  p.n = 10240;
+  assert_int_equal(w4a16_choose_stream_k(&fake_sm80, &p, 132), 0);
+}
+
+static void test_split_k_sm90(void **state) {
+  (void)state;
+  w4a16_kernel_desc k = fake_sm90(256, 16, 128);
   size_t bytes = 0;
   /* (N,K) = (10240, 8192), M = 16: 40 tiles -> the largest one-wave split, 3 (64 k-blocks: uneven) */
   w4a16_problem p = test_problem(16, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
@@ -176,6 +247,7 @@ static void test_split_k_sm90(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules), cmocka_unit_test(test_cluster_rule),
                                      cmocka_unit_test(test_split_k_and_workspace),
+                                     cmocka_unit_test(test_stream_k_sm90),
                                      cmocka_unit_test(test_split_k_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

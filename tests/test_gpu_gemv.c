@@ -10,6 +10,9 @@
  *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n)
+ *   stream-K              every sm90 kernel on a problem of about 1.3 waves of tiles (the runtime
+ *                         takes stream-K) against the float64 reference of sampled columns, and
+ *                         the same bits over two differently garbage-filled workspaces
  * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -20,6 +23,7 @@
 #include <cuda_runtime_api.h>
 #include <fnmatch.h>
 
+#include "internal.h" /* w4a16_choose_stream_k */
 #include "test_util.h"
 
 #define CUDA_OK(x)                                                                                  \
@@ -259,11 +263,92 @@ static void test_long_k(void **state) {
   if (!tested) skip();
 }
 
+/* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
+   waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M not a
+   multiple of the tile, K giving uneven parts. Every element of D must be written (D poisoned); all
+   M rows x 256 sampled columns (the first and last too) against the float64 reference of those
+   columns; a second run over a workspace filled with other garbage gives the same bits. */
+static void test_stream_k(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("sm90_stream_k");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
+    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+    /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
+       memory: runtime/families.c), and 1.3 waves of cluster tiles, two rows of them along M */
+    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+    const int n_cl = (slots * 13 / 10 + 1) / 2;
+    w4a16_problem p = test_problem(2 * k->tile_m * cm - 3, (int64_t)n_cl * k->tile_n * cn, 1152,
+                                   k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+    p.has_bias = 1;
+    p.ldd = p.n + 8;
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+    if (w4a16_choose_stream_k(k, &p, sms) != 1)
+      fail_msg("%s: M=%lld N=%lld K=%lld does not take stream-K", k->name, (long long)p.m, (long long)p.n,
+               (long long)p.k);
+    size_t ws_bytes = 0;
+    assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+    assert_true(ws_bytes > 0);
+    gemv_data g;
+    data_create(&g, &r, &p);
+    void *ws = NULL;
+    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0xFF);
+    uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x00);
+    const int64_t m = p.m, n = p.n, kk = p.k, groups = p.mode == W4A16_PER_COLUMN_SCALE_ONLY ? 1 : kk / p.group_size;
+    for (int64_t row = 0; row < m; ++row) {
+      if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)n) != 0)
+        fail_msg("%s: stream-K result differs between runs (row %lld)", k->name, (long long)row);
+      for (int64_t col = 0; col < n; ++col)
+        if (one[row * p.ldd + col] == 0xFFFF) fail_msg("%s: D[%lld][%lld] not written", k->name, (long long)row, (long long)col);
+    }
+    /* the reference of 256 columns: the problem restricted to them */
+    enum { NS = 256 };
+    int64_t cols[NS];
+    cols[0] = 0;
+    cols[1] = n - 1;
+    for (int c = 2; c < NS; ++c) cols[c] = (int64_t)(test_rng_next(&r) % (uint64_t)n);
+    w4a16_problem q = p;
+    q.n = NS;
+    q.ldd = 0;
+    uint8_t *codes = malloc((size_t)(NS * kk));
+    uint16_t *s = malloc(sizeof(uint16_t) * (size_t)(groups * NS)), *z = malloc(sizeof(uint16_t) * (size_t)(groups * NS));
+    uint16_t *bias = malloc(sizeof(uint16_t) * NS);
+    double *ref = malloc(sizeof(double) * (size_t)(m * NS)), *got = malloc(sizeof(double) * (size_t)(m * NS));
+    for (int c = 0; c < NS; ++c) {
+      memcpy(codes + (size_t)c * kk, g.codes + (size_t)cols[c] * kk, (size_t)kk);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        s[gi * NS + c] = g.s[gi * n + cols[c]];
+        z[gi * NS + c] = g.z[gi * n + cols[c]];
+      }
+      bias[c] = g.bias[cols[c]];
+    }
+    assert_int_equal(w4a16_reference_gemm(&q, g.a, codes, s, z, bias, 0.75f, ref), W4A16_STATUS_OK);
+    for (int64_t row = 0; row < m; ++row)
+      for (int c = 0; c < NS; ++c) got[row * NS + c] = test_from_dtype(one[row * p.ldd + cols[c]], p.dtype);
+    const double err = test_rel_error(got, ref, (size_t)(m * NS));
+    const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+    if (!(err < tol))
+      fail_msg("%s: stream-K M=%lld N=%lld K=%lld: rel error %.3g (tol %.1g)", k->name, (long long)m, (long long)n,
+               (long long)kk, err, tol);
+    free(codes); free(s); free(z); free(bias); free(ref); free(got); free(one); free(two);
+    cudaFree(ws);
+    data_destroy(&g);
+    ++tested;
+  }
+  if (!tested) skip();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
+      cmocka_unit_test(test_stream_k),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

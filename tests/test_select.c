@@ -387,9 +387,16 @@ static void test_waves_efficiency(void **state) {
   assert_int_equal(kd->split_k, 1);
   float we = 0;
   w4a16_problem p = bf16_problem(200, 4096, 4096); /* 2 x 32 = 64 CTAs on 132 SMs */
+  setenv("W4A16_SM90_STREAMK", "0", 1);
   float t = w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
   assert_true(t > 0);
   assert_float_equal(we, 64.0f / 132.0f, 1e-5f);
+  /* ... which the runtime runs stream-K (the iterations spread over the whole wave): efficiency 1,
+     and faster than the half-empty wave */
+  unsetenv("W4A16_SM90_STREAMK");
+  float t_sk = w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
+  assert_float_equal(we, 1.0f, 1e-6f);
+  assert_true(t_sk < t);
   p = bf16_problem(4096, 8448, 4096); /* 32 x 66 = 2112 CTAs = 16 full waves of 132 */
   w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
   assert_float_equal(we, 1.0f, 1e-6f);

@@ -240,8 +240,11 @@ W4A16_API w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kernel,
 
 /**
  * Bytes of device workspace kernel needs for problem, written to *bytes
- * (0 for most kernels; split-K needs fp32 partials). sm_count: multiprocessors of
- * the target device (0 = ask the current device). Returns as can_implement.
+ * (0 for most kernels; split-K needs fp32 partials, [split][M][N], and on the sm90 family
+ * a record of a few 64-bit words per output tile after them). Its contents before a call do not
+ * matter (nothing needs clearing), but one workspace must not serve two launches that may
+ * run at the same time. sm_count: multiprocessors of the target device (0 = ask the
+ * current device). Returns as can_implement.
  */
 W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
                                             const w4a16_problem *problem, int sm_count,

@@ -49,6 +49,19 @@
 // writes fp32 partials (common/splitk.cuh) and the launch enqueues the deterministic
 // reduction (its own copy here, launched as a programmatic dependent).
 //
+// Stream-K (p->stream_k, runtime/families.c picks it where the output tiles leave the last wave
+// part-empty and split-K does not apply): the grid's G clusters share the I = tiles x k-blocks
+// iterations of the problem, tile-major, cluster c taking [c I / G, (c + 1) I / G). A tile cut
+// between clusters is begun (k-block 0) by the last unit of one cluster and finished by the
+// first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
+// workspace (fragment order) and raise their CTA's flag (the launch's token, release); the
+// cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
+// (K order: same bits on every run of the grid), clears the flags (a graph replay reuses the
+// token) and runs the epilogue. Only a cluster's last unit waits, and only for first units, which
+// never wait: no chain of waits, but every CTA of the grid must be resident at once (the launch
+// checks the occupancy). After the approach of Osama et al., "Stream-K: Work-centric Parallel
+// Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023).
+//
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
 // producer issues the weight/scale copies of its first stages before griddepcontrol.wait
@@ -73,6 +86,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "common/dequant.cuh"
@@ -181,6 +195,14 @@ struct Params {
   int group;
   int gshift;  // log2(group) when group < TK (then a power of two), else unused
   int split_k;
+  // != 0: stream-K (split_k is 1): the I = tiles x k-blocks iterations of the problem (tile-major,
+  // I < 2^31) in G = gridDim / cluster parts, part c of sk_base + (c < sk_rem) iterations (sk_base =
+  // I / G, sk_rem = I % G); ws holds one partial tile per CTA and flags one 32-bit word per CTA (see
+  // "Stream-K" above)
+  int streamk;
+  int sk_base, sk_rem;
+  uint32_t token;      // this launch's flag value (never 0)
+  uint32_t *flags;
   // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
   // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
   int prefetch;
@@ -249,6 +271,9 @@ static __device__ __forceinline__ uint32_t word_of(const uint4 &v, int k16) {
 // slices differ by at most one k-block), so the runtime can fill the SMs exactly.
 struct Unit {
   int n0, m0, kb0, kn, z;
+  int sk_last;   // stream-K, the unit that starts its tile without finishing it: the last cluster
+                 // whose K iterations finish the tile (its partials are added here); else -1
+  bool contrib;  // stream-K, a unit that finishes a tile another cluster started: partials only
 };
 
 template <class C>
@@ -269,7 +294,60 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
   u.kb0 = (z * k_iters) / split;
   u.kn = ((z + 1) * k_iters) / split - u.kb0;
   u.z = z;
+  u.sk_last = -1;
+  u.contrib = false;
   return u;
+}
+
+// The units of one CTA cluster, in order: the same walk for the producer and the consumers.
+// Tile by tile: units cid, cid + ncl, ... of tiles x split. Stream-K: cluster cid's part of the
+// iterations, cut at tile boundaries (a cluster's first unit may finish a tile begun by the
+// clusters before it, its last may begin one that the clusters after it finish). Only the
+// position is state; the rest is re-derived from the parameters per unit (32-bit arithmetic: the
+// producer runs in 40 registers).
+struct Walk {
+  int it, end;  // tile by tile: the next unit and the unit count; stream-K: iterations
+};
+
+template <class C>
+static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid, int ncl) {
+  Walk w;
+  if (p.streamk) {
+    w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
+    w.end = w.it + p.sk_base + (cid < p.sk_rem ? 1 : 0);
+  } else {
+    w.it = cid;
+    w.end = (p.n / (C::TN * C::CN)) * ((p.m + C::TM * C::CM - 1) / (C::TM * C::CM)) * p.split_k;
+    (void)ncl;
+  }
+  return w;
+}
+
+template <class C>
+static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm, Walk &w, Unit &u) {
+  if (w.it >= w.end) return false;
+  const int n_cl = p.n / (C::TN * C::CN);
+  const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
+  const int k = p.k / C::TK;
+  if (!p.streamk) {
+    u = decode_unit<C>(w.it, n_cl, m_cl, k, p.split_k, cn, cm);
+    w.it += (int)(gridDim.x / C::kCluster);
+    return true;
+  }
+  const int t = w.it / k;
+  const int kb0 = w.it - t * k;
+  u = decode_unit<C>(t, n_cl, m_cl, k, 1, cn, cm);
+  u.kb0 = kb0;
+  u.kn = k - kb0 < w.end - w.it ? k - kb0 : w.end - w.it;
+  u.contrib = kb0 > 0;
+  if (kb0 == 0 && u.kn < k) {
+    // the cluster that runs the tile's last iteration i = (t + 1) k - 1: the first sk_rem parts
+    // hold sk_base + 1 iterations, the others sk_base
+    const int i = (t + 1) * k - 1, big = p.sk_rem * (p.sk_base + 1);
+    u.sk_last = i < big ? i / (p.sk_base + 1) : p.sk_rem + (i - big) / p.sk_base;
+  }
+  w.it += u.kn;
+  return true;
 }
 
 // ------------------------------------------------------------------------- the kernel
@@ -318,12 +396,9 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
     griddep_launch_dependents();
   }
 
-  const int n_cl = p.n / (C::TN * C::CN);
-  const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
-  const int total = n_cl * m_cl * p.split_k;
   const int cid = blockIdx.x / C::kCluster;
   const int ncl = gridDim.x / C::kCluster;
-  const int k_iters = p.k / C::TK;
+  const Walk walk0 = walk_begin<C>(p, cid, ncl);
 
   if (wg == 0) {
     // ===================================================================== producer
@@ -377,8 +452,11 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       // griddepcontrol.wait, their activation copies after it. The consumers wait for the
       // stage's whole byte count, so they see no stage before its activations have landed.
       int npre = 0;
-      if (p.prefetch && cid < total) {
-        const Unit u = decode_unit<C>(cid, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+      Unit u_first;
+      Walk wf = walk0;
+      const bool any = walk_next<C>(p, cn, cm, wf, u_first);
+      if (p.prefetch && any) {
+        const Unit &u = u_first;
         int cap = p.prefetch > 0 ? p.prefetch : u.kn / -p.prefetch;
         if (p.prefetch < 0 && cap < 2) cap = 2;
         npre = u.kn < C::STAGES ? u.kn : C::STAGES;
@@ -390,12 +468,12 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       }
       griddep_wait();
       if (npre > 0) {
-        const Unit u = decode_unit<C>(cid, n_cl, m_cl, k_iters, p.split_k, cn, cm);
-        for (int kb = 0; kb < npre; ++kb) load_act(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
+        for (int kb = 0; kb < npre; ++kb) load_act(u_first, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
       }
       uint32_t pos = 0;
-      for (int cu = cid; cu < total; cu += ncl) {
-        const Unit u = decode_unit<C>(cu, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+      Walk w = walk0;
+      Unit u;
+      while (walk_next<C>(p, cn, cm, w, u)) {
         for (int kb = 0; kb < u.kn; ++kb, ++pos) {
           if (pos < (uint32_t)npre) continue;  // issued above
           const uint32_t s = pos % C::STAGES;
@@ -442,8 +520,9 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
     int j = 0;          // this CTA's unit counter
     uint32_t mine = 0;  // mainloops this warpgroup has run (pingpong turn parity)
     uint32_t pos_next = 0;  // the producer's stage position at the start of unit j
-    for (int cu = cid; cu < total; cu += ncl, ++j) {
-      const Unit u = decode_unit<C>(cu, n_cl, m_cl, k_iters, p.split_k, cn, cm);
+    Walk w = walk0;
+    Unit u;
+    for (; walk_next<C>(p, cn, cm, w, u); ++j) {
       const uint32_t pos0 = pos_next;
       pos_next += (uint32_t)u.kn;
       if (!C::kCoop && (j & 1) != c) continue;
@@ -672,7 +751,48 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
             }
           }
         }
+      } else if (u.contrib) {
+        // stream-K, the end of a tile another cluster began: the accumulators go to this CTA's
+        // slot in fragment order (16-byte stores, consecutive threads at consecutive addresses),
+        // then the flag (release; the CTA barrier orders every thread's stores before it)
+        float4 *slot = reinterpret_cast<float4 *>(p.ws) + (size_t)blockIdx.x * (C::TN * C::TM / 4);
+#pragma unroll
+        for (int r = 0; r < C::R; ++r)
+#pragma unroll
+          for (int i = 0; i < C::TM / 8; ++i)
+            slot[(r * (C::TM / 8) + i) * nthr + ltid] =
+                make_float4(acc[r][4 * i], acc[r][4 * i + 1], acc[r][4 * i + 2], acc[r][4 * i + 3]);
+        named_bar_sync(epi_bar, nthr);
+        if (ltid == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
       } else {
+        if (u.sk_last >= 0) {
+          // stream-K, a tile this unit began: add the partials of the clusters cid + 1 .. sk_last
+          // that finish it, in that order (K order: the same bits on every run of this grid)
+          if (ltid == 0) {
+            for (int q = cid + 1; q <= u.sk_last; ++q) {
+              const uint32_t *f = p.flags + q * C::kCluster + crank;
+              while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+            }
+          }
+          named_bar_sync(epi_bar, nthr);
+          for (int q = cid + 1; q <= u.sk_last; ++q) {
+            const float4 *slot = reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + crank) * (C::TN * C::TM / 4);
+#pragma unroll
+            for (int r = 0; r < C::R; ++r)
+#pragma unroll
+              for (int i = 0; i < C::TM / 8; ++i) {
+                const float4 v = __ldcg(slot + (r * (C::TM / 8) + i) * nthr + ltid);
+                acc[r][4 * i] += v.x;
+                acc[r][4 * i + 1] += v.y;
+                acc[r][4 * i + 2] += v.z;
+                acc[r][4 * i + 3] += v.w;
+              }
+          }
+          // only this CTA reads those flags: clear them for the next launch with this token (a
+          // CUDA graph replay)
+          if (ltid == 0)
+            for (int q = cid + 1; q <= u.sk_last; ++q) p.flags[q * C::kCluster + crank] = 0u;
+        }
         const uint16_t *bias = (const uint16_t *)p.bias;
         if (C::kTmaStore) {
           // the buffer is free once the previous tile's tensor store has read it
@@ -797,6 +917,41 @@ static inline int split_override(int split, int tiles, int slots, int m, int n, 
   return s;
 }
 
+// W4A16_SM90_STREAMK=0: tile by tile even where the runtime chose stream-K (A/B switch; the runtime
+// reads it too, runtime/families.c).
+static inline bool streamk_enabled() {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_SM90_STREAMK");
+    return !(e && atoi(e) == 0);
+  }();
+  return on;
+}
+
+// A flag value per launch for stream-K: never 0, and never four equal bytes (the patterns of a
+// memset workspace). Thread-safe.
+static inline uint32_t next_token() {
+  static std::atomic<uint32_t> counter{0};
+  for (;;) {
+    uint32_t t = (counter.fetch_add(1u, std::memory_order_relaxed) + 1u) * 2654435761u;  // Knuth's multiplicative hash
+    const uint32_t b = t & 0xffu;
+    if (t != 0 && t != b * 0x01010101u) return t;
+  }
+}
+
+// The CTAs of kernel kern that one SM holds at once (queried once per instantiation).
+template <class C, class K>
+static inline int resident_ctas_per_sm(K kern) {
+  static const int n = [&]() {
+    int v = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, kern, C::kThreads, C::kSmemBytes) != cudaSuccess) {
+      cudaGetLastError();
+      v = 0;
+    }
+    return v;
+  }();
+  return n;
+}
+
 template <typename T, class C>
 static inline int launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   EncodeTiledFn encode = encode_tiled_fn();
@@ -894,7 +1049,30 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     }
     if (cached > 0 && clusters > cached) clusters = cached;
   }
-  if (clusters > units) clusters = units;
+  // Stream-K (the runtime's choice, runtime/families.c) where it is safe: the grid is resident as a
+  // whole (a cluster that began a tile waits for the clusters that finish it) and the workspace
+  // holds a partial tile per CTA and the flags.
+  prm.streamk = 0;
+  prm.sk_base = 0;
+  prm.sk_rem = 0;
+  prm.token = 0;
+  prm.flags = nullptr;
+  if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
+    const long long iters = (long long)n_cl * m_cl * (p->k / C::TK);
+    long long g = clusters < iters ? clusters : iters;
+    const size_t slots = (size_t)g * C::kCluster * C::TN * C::TM * sizeof(float);
+    const long long fit = (long long)resident_ctas_per_sm<C>(kern) * sms / C::kCluster;
+    if (iters <= INT32_MAX && g <= fit && p->workspace &&
+        p->workspace_bytes >= slots + (size_t)g * C::kCluster * sizeof(uint32_t)) {
+      prm.streamk = 1;
+      prm.sk_base = (int)(iters / g);
+      prm.sk_rem = (int)(iters % g);
+      prm.token = next_token();
+      prm.flags = (uint32_t *)((char *)p->workspace + slots);
+      clusters = g;
+    }
+  }
+  if (!prm.streamk && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
