@@ -87,10 +87,12 @@ static const w4a16_heuristic_rule g_rules[] = {
        bucket and N range (the narrow layers also by K), fitted by tools/fit_heuristic.py to a
        profile of the default kernels (the GEMV TMA schedule and the sm90 early weight reads
        included) on the eight Llama-3 layers (bf16, fgs, group 128; w4a16 tune
-       --compare-heuristic --dump, 2026-11-24: M <= 16 from two profiles of the fifth session's
+       --compare-heuristic --dump, 2026-11-24; five rows of M >= 257 refitted to two profiles of
+       the seventh session's build, whose sm90 kernels run stream-K where a wave is part-empty:
+       docs/runs/session7/heur/dump_a.tsv, dump_b.tsv; M <= 16 from two profiles of the fifth session's
        build (docs/runs/session5/final/dump_a.tsv, dump_b.tsv; the GEMV TMA kernels with 8 KB
        stages; the narrow short-K layers split at N = 4096, and a class narrowed to one stage
-       count where its members' estimates tie: stages_min = stages_max), M >= 17 (unchanged since
+       count where its members' estimates tie: stages_min = stages_max), the other rows of M >= 17 (unchanged since
        the fourth session) jointly from its two final profiles (docs/runs/session4/final3/)
        and eight profiles of the same sm90 kernels
        (docs/runs/session4/final/, final2/); within a class the cost model picks, then the
@@ -170,19 +172,19 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m257-512-n0-6144-k8193-up", 257, 512, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m257-512-n6145-16384-g64", 257, 512, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 64},
     {"h100-m257-512-n6145-16384-zp", 257, 512, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
-    {"h100-m257-512-n6145-16384", 257, 512, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m257-512-n16385-up", 257, 512, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
-    {"h100-m513-1024-n0-6144-k0-8192", 513, 1024, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m257-512-n6145-16384", 257, 512, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
+    {"h100-m257-512-n16385-up", 257, 512, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m513-1024-n0-6144-k0-8192", 513, 1024, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m513-1024-n0-6144-k8193-up", 513, 1024, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m513-1024-n6145-16384", 513, 1024, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m513-1024-n16385-up-g64", 513, 1024, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 64},
     {"h100-m513-1024-n16385-up", 513, 1024, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m1025-2048-n0-6144-k0-8192", 1025, 2048, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
-    {"h100-m1025-2048-n0-6144-k8193-up", 1025, 2048, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
+    {"h100-m1025-2048-n0-6144-k8193-up", 1025, 2048, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m1025-2048-n6145-16384-g64", 1025, 2048, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 64},
     {"h100-m1025-2048-n6145-16384-zp", 1025, 2048, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
     {"h100-m1025-2048-n6145-16384", 1025, 2048, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m1025-2048-n16385-up", 1025, 2048, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m1025-2048-n16385-up", 1025, 2048, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m2049-up-n0-6144-k0-8192", 2049, 0, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m2049-up-n0-6144-k8193-up", 2049, 0, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
     {"h100-m2049-up-n6145-16384", 2049, 0, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 256, 256, 128, 128, 0, 0, 0, 0.0f, 64, 64, 0, 0},
