@@ -8,9 +8,12 @@
    H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
 #define W4A16_SM90_HALF_SM_SMEM 115712
 /* stream-K where the output tiles fill less than this fraction of their waves, over at most this
-   many waves (H100, docs/PERFORMANCE.md seventh session) */
+   many waves, from this M on (H100, docs/PERFORMANCE.md seventh session: at M <= 64 the kernels
+   stream weights at the memory's pace and the fixup only costs, 28672x4096 at M = 1..32 lost
+   14-22 %; from M = 128 it gains up to 20 %) */
 #define W4A16_SM90_STREAMK_EFF 0.85
 #define W4A16_SM90_STREAMK_WAVES 4
+#define W4A16_SM90_STREAMK_MIN_M 65
 
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -139,7 +142,7 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const char *env = getenv("W4A16_SM90_STREAMK");
   const int force = env ? atoi(env) : -1;
   if (force == 0) return 0;
-  if (w4a16_choose_split_k(kd, p, sm_count) > 1) return 0;
+  if (p->m < W4A16_SM90_STREAMK_MIN_M || w4a16_choose_split_k(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
   const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));

@@ -192,6 +192,15 @@ static void test_stream_k_sm90(void **state) {
   p.n = 57344;
   p.k = 8192;
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* not below M = 65 (memory-bound): 28672x4096 at M = 16 with 256x16 tiles (112 tiles, 85 %) */
+  k.tile_n = 256;
+  k.tile_m = 16;
+  k.tile_k = 128;
+  p = test_problem(16, 28672, 4096, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  setenv("W4A16_SM90_STREAMK", "1", 1);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  unsetenv("W4A16_SM90_STREAMK");
   /* split-K takes the few-tile problems: 8192x8192 at M = 16 with 256-row tiles (32 tiles -> split 4) */
   k.tile_n = 256;
   k.tile_m = 16;
