@@ -106,7 +106,8 @@ static int64_t sm90_slots(const w4a16_kernel_desc *kd, int sm_count) {
   return (int64_t)sm_count * (kd->smem_bytes <= W4A16_SM90_HALF_SM_SMEM ? 2 : 1);
 }
 
-int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
+/* the split-K rule alone (w4a16_choose_split_k also leaves the stream-K problems unsplit) */
+static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
   if (kd->split_k <= 1 || sm_count <= 0) return 1;
   int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
   int64_t k_iters = p->k / kd->tile_k;
@@ -142,7 +143,9 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const char *env = getenv("W4A16_SM90_STREAMK");
   const int force = env ? atoi(env) : -1;
   if (force == 0) return 0;
-  if (p->m < W4A16_SM90_STREAMK_MIN_M || w4a16_choose_split_k(kd, p, sm_count) > 1) return 0;
+  if (p->m < W4A16_SM90_STREAMK_MIN_M) return 0;
+  /* =2: in place of split-K too (measurement) */
+  if (force != 2 && split_k_rule(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
   const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));
@@ -150,8 +153,12 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
   const int64_t waves = (tiles + slots - 1) / slots;
   const double eff = (double)tiles / (double)(waves * slots);
-  if (force == 1) return 1;
+  if (force >= 1) return 1;
   return eff < W4A16_SM90_STREAMK_EFF && waves <= W4A16_SM90_STREAMK_WAVES;
+}
+
+int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
+  return w4a16_choose_stream_k(kd, p, sm_count) ? 1 : split_k_rule(kd, p, sm_count);
 }
 
 size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kd, const w4a16_problem *p, int split, int stream_k,
