@@ -51,15 +51,17 @@
 //
 // Stream-K (p->stream_k, runtime/families.c picks it where the output tiles leave the last wave
 // part-empty and split-K does not apply): the grid's G clusters share the I = tiles x k-blocks
-// iterations of the problem, tile-major, cluster c taking [c I / G, (c + 1) I / G). A tile cut
+// iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1. A tile cut
 // between clusters is begun (k-block 0) by the last unit of one cluster and finished by the
 // first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
 // workspace (fragment order) and raise their CTA's flag (the launch's token, release); the
 // cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
 // (K order: same bits on every run of the grid), clears the flags (a graph replay reuses the
 // token) and runs the epilogue. Only a cluster's last unit waits, and only for first units, which
-// never wait: no chain of waits, but every CTA of the grid must be resident at once (the launch
-// checks the occupancy). After the approach of Osama et al., "Stream-K: Work-centric Parallel
+// never wait: no chain of waits. The launch keeps the grid within what the device holds at once
+// (occupancy); even with fewer CTAs resident, as long as they start in index order and two fit,
+// a waiting cluster waits only for later clusters' first units, and the earlier clusters can
+// always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
 // Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
@@ -310,7 +312,7 @@ struct Walk {
 };
 
 template <class C>
-static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid, int ncl) {
+static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   Walk w;
   if (p.streamk) {
     w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
@@ -318,7 +320,6 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid, int 
   } else {
     w.it = cid;
     w.end = (p.n / (C::TN * C::CN)) * ((p.m + C::TM * C::CM - 1) / (C::TM * C::CM)) * p.split_k;
-    (void)ncl;
   }
   return w;
 }
@@ -397,8 +398,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
   }
 
   const int cid = blockIdx.x / C::kCluster;
-  const int ncl = gridDim.x / C::kCluster;
-  const Walk walk0 = walk_begin<C>(p, cid, ncl);
+  const Walk walk0 = walk_begin<C>(p, cid);
 
   if (wg == 0) {
     // ===================================================================== producer
