@@ -26,33 +26,52 @@ template <> __device__ __forceinline__ __nv_bfloat16 w4a16_from_float<__nv_bfloa
   return __float2bfloat16_rn(x);
 }
 
-// The reduction itself, grid-strided: one thread per 4 consecutive outputs of a row (N % 4 == 0
-// holds for every family). Shared by the plain kernel below and the sm90 family's programmatic-
-// dependent-launch variant, so both give the same bits.
+// The reduction itself: a thread per 4 consecutive outputs of a row (N % 4 == 0 holds for every
+// family), blockIdx.x along the row's quads, blockIdx.y along the rows (grid-strided). No integer
+// division: the reduction runs between two GEMMs, on the critical path, with little work per thread
+// (against a grid-strided quad index split by 64-bit division and modulo: 0.97-1.00x the time of
+// the sm90 split-K problems on the H100, docs/PERFORMANCE.md, eighth session). Shared by the plain
+// kernel below and the GEMV's and the sm90 family's programmatic-dependent-launch variants, so all
+// give the same bits: per output, the slices z = 0, 1, ... summed from 0, times alpha, plus the
+// bias if any. Grid: w4a16_splitk_reduce_grid.
 template <typename T>
 static __device__ __forceinline__ void w4a16_splitk_reduce_body(const float *__restrict__ ws, int split_k, int m,
                                                                 int n, float alpha, const T *__restrict__ bias,
                                                                 T *__restrict__ d, int64_t ldd) {
-  const int64_t quads = (int64_t)m * (n / 4);
-  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
-       q += (int64_t)gridDim.x * blockDim.x) {
-    const int row = (int)(q / (n / 4));
-    const int col = (int)(q % (n / 4)) * 4;
+  const int col = (int)(blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  if (col >= n) return;
+  float b[4] = {0.f, 0.f, 0.f, 0.f};
+  if (bias) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) b[i] = w4a16_to_float(bias[col + i]);
+  }
+  const size_t slice = (size_t)m * (size_t)n;
+  for (int row = (int)blockIdx.y; row < m; row += (int)gridDim.y) {
+    const float *src = ws + (size_t)row * (size_t)n + col;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int z = 0; z < split_k; ++z) {
-      const float4 v = *reinterpret_cast<const float4 *>(ws + ((int64_t)z * m + row) * n + col);
+    for (int z = 0; z < split_k; ++z, src += slice) {
+      const float4 v = *reinterpret_cast<const float4 *>(src);
       acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
     }
     float r[4] = {acc.x * alpha, acc.y * alpha, acc.z * alpha, acc.w * alpha};
     T out[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      if (bias) r[i] += w4a16_to_float(bias[col + i]);
+      if (bias) r[i] += b[i];
       out[i] = w4a16_from_float<T>(r[i]);
     }
     // 8-byte store: ldd % 8 == 0 and col % 4 == 0 keep it aligned
-    *reinterpret_cast<uint2 *>(d + row * ldd + col) = *reinterpret_cast<uint2 *>(out);
+    *reinterpret_cast<uint2 *>(d + (int64_t)row * ldd + col) = *reinterpret_cast<uint2 *>(out);
   }
+}
+
+// The grid of the reduction (256 threads a CTA): ceil(N / 4 / 256) CTAs along a row, one per row
+// along M up to about 8 CTAs per SM in all (then each walks several rows).
+static inline dim3 w4a16_splitk_reduce_grid(int m, int n, int sm_count) {
+  const int gx = (n / 4 + 255) / 256;
+  const int most = (sm_count > 0 ? sm_count : 132) * 8 / gx;
+  const int gy = m < most ? m : (most > 1 ? most : 1);
+  return dim3((unsigned)gx, (unsigned)gy, 1);
 }
 
 template <typename T>
@@ -66,11 +85,8 @@ template <typename T>
 static inline cudaError_t w4a16_splitk_reduce_launch(const float *ws, int split_k, int m, int n,
                                                      float alpha, const T *bias, T *d, int64_t ldd,
                                                      int sm_count, cudaStream_t stream) {
-  const int64_t quads = (int64_t)m * (n / 4);
-  int64_t blocks = (quads + 255) / 256;
-  const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;
-  if (blocks > cap) blocks = cap;
-  w4a16_splitk_reduce_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>(ws, split_k, m, n, alpha, bias, d, ldd);
+  w4a16_splitk_reduce_kernel<T><<<w4a16_splitk_reduce_grid(m, n, sm_count), 256, 0, stream>>>(
+      ws, split_k, m, n, alpha, bias, d, ldd);
   return cudaGetLastError();
 }
 

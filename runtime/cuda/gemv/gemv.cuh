@@ -748,12 +748,8 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess || split == 1) return (int)e;
   // the deterministic reduce (common/splitk.cuh's body and grid), as a dependent of the GEMV
-  const int64_t quads = (int64_t)p->m * (p->n / 4);
-  int64_t blocks = (quads + 255) / 256;
-  const int64_t cap = (int64_t)(p->sm_count > 0 ? p->sm_count : 132) * 8;
-  if (blocks > cap) blocks = cap;
   cudaLaunchConfig_t rc = {};
-  rc.gridDim = dim3((unsigned)blocks, 1, 1);
+  rc.gridDim = w4a16_splitk_reduce_grid(p->m, p->n, p->sm_count);
   rc.blockDim = dim3(256, 1, 1);
   rc.dynamicSmemBytes = 0;
   rc.stream = stream;

@@ -1078,11 +1078,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
-    const int64_t quads = (int64_t)p->m * (p->n / 4);
-    int64_t blocks = (quads + 255) / 256;
-    if (blocks > (int64_t)sms * 8) blocks = (int64_t)sms * 8;
     cudaLaunchConfig_t rc = {};
-    rc.gridDim = dim3((unsigned)blocks, 1, 1);
+    rc.gridDim = w4a16_splitk_reduce_grid(p->m, p->n, sms);
     rc.blockDim = dim3(256, 1, 1);
     rc.dynamicSmemBytes = 0;
     rc.stream = stream;
