@@ -58,9 +58,11 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 256, 64, 4, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_128x32x256_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 32, 256, 6, 12),
     K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
+    K_("w4a16_sm90_bf16_u4_fgs_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 32, 128, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 16, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
@@ -223,6 +225,17 @@ static void test_h100_table(void **state) {
   n = query(132, 90, &pg, r, (int)NFAKE);
   assert_true(n > 0);
   for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-g64"));
+  /* M = 17..32: 256 k per stage on the narrow layers (sm90 128x32x256), 128 on the wider ones
+     (256x32x128) */
+  w4a16_problem p32 = bf16_problem(32, 6144, 4096);
+  k = h100_pick(&p32, "h100-m17-32-n0-6144-k0-8192", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_SM90);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_k, 256);
+  p32 = bf16_problem(32, 8192, 8192);
+  k = h100_pick(&p32, "h100-m17-32-n6145-16384", r, &n);
+  assert_int_equal(k->tile_n, 256);
+  assert_int_equal(k->tile_k, 128);
 }
 
 static void test_arch_filter(void **state) {

@@ -19,7 +19,9 @@
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
 // the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
-// [N/16 row blocks] x [K/64 * 128 words]) and the scale (zero) rows of the tile (1-D bulk
+// [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
+// dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
+// and the scale (zero) rows of the tile (1-D bulk
 // copies). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
 // complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
 // thread that read the stage, and one per consumer warp of every other CTA of the
@@ -174,13 +176,19 @@ struct Cfg {
   // while the wgmmas of the previous steps are in flight (only the block's last kRing - 1 steps
   // drain before its partial is folded). The partial costs R x TM / 2 registers: small TM only,
   // and one CTA per SM (at the 96 registers of two CTAs per SM, and with a ring of 4 slots,
-  // ptxas serializes the wgmmas: C7512, insufficient registers).
-  static constexpr bool kPost = MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop;
+  // ptxas serializes the wgmmas: C7512, insufficient registers; so it does for 128x16x256, hence
+  // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
+  static constexpr bool kPost =
+      MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && TK_ <= 128;
   static constexpr int kRing = 2;
 
   static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
-  static_assert(TK == 64 || TK == 128, "tile_k: 64 or 128");
+  static_assert(TK == 64 || TK == 128 || TK == 256, "tile_k: 64, 128 or 256");
+  // the packed-weight box of a stage: [TN/16 row blocks][KT blocks][128 words]; a tensor-map box
+  // dimension holds at most 256 elements, so beyond KT = 2 the map is 3-D (same shared layout)
+  static constexpr bool kW3d = KT > 2;
+  static_assert(!kW3d || CM == 1, "tile_k 256: weight multicast (cluster_m > 1) not built");
   static_assert((TM / CN) % 8 == 0, "activation multicast slice: whole 8-row swizzle atoms");
   static_assert((TN / 16) % CM == 0, "weight multicast slice: whole 16-row blocks");
   static_assert(kSmemBytes <= 232448, "shared memory");
@@ -433,7 +441,9 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       auto load_w = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
         const int kg = (u.kb0 + kb) * C::TK;
         const int wk = (u.kb0 + kb) * C::KT * 128;
-        if (C::CM == 1) {
+        if (C::kW3d) {
+          tma_load_3d(st + C::kWOff, &tm_w, fb, 0, (u.kb0 + kb) * C::KT, u.n0 / 16);
+        } else if (C::CM == 1) {
           tma_load_2d(st + C::kWOff, &tm_w, fb, wk, u.n0 / 16);
         } else {
           const int rb = C::TN / 16 / C::CM;
@@ -967,7 +977,16 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
   }
-  {
+  if (C::kW3d) {  // [N/16 row blocks][K/64 blocks][128 words]
+    const cuuint64_t dims[3] = {128, (cuuint64_t)(p->k / 64), (cuuint64_t)(p->n / 16)};
+    const cuuint64_t strides[2] = {512, (cuuint64_t)(p->k / 64 * 512)};
+    const cuuint32_t box[3] = {128, (cuuint32_t)C::KT, (cuuint32_t)(C::TN / 16)};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    if (encode(&tm_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, 3, const_cast<void *>(p->w), dims, strides, box, estr,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return (int)cudaErrorInvalidValue;
+  } else {
     const cuuint64_t dims[2] = {(cuuint64_t)(p->k / 64 * 128), (cuuint64_t)(p->n / 16)};
     const cuuint64_t strides[1] = {(cuuint64_t)(p->k / 64 * 512)};
     const cuuint32_t box[2] = {(cuuint32_t)(C::KT * 128), (cuuint32_t)(C::TN / 16 / C::CM)};
