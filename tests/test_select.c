@@ -63,6 +63,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgs_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 32, 128, 8, 12),
+    K_("w4a16_sm90_bf16_u4_fgsz_128x64x256_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 128, 64, 256, 4, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 16, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
@@ -236,6 +237,13 @@ static void test_h100_table(void **state) {
   k = h100_pick(&p32, "h100-m17-32-n6145-16384", r, &n);
   assert_int_equal(k->tile_n, 256);
   assert_int_equal(k->tile_k, 128);
+  /* zero points at M = 33..64 on 8192x8192: the primary class (256x64x128) has none, its alternate
+     row takes 128x64x256 */
+  w4a16_problem p64z = test_problem(64, 8192, 8192, 128, FGSZ, BF);
+  k = h100_pick(&p64z, "h100-m33-64-n6145-16384-alt", r, &n);
+  assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_k, 256);
 }
 
 static void test_arch_filter(void **state) {
@@ -278,7 +286,7 @@ static void test_dtype_and_mode(void **state) {
   w4a16_heuristic_result r[NFAKE];
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
   int n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 2); /* the sm80 and sm90 zero-point kernels (the GEMV ones take FGS only) */
+  assert_int_equal(n, 3); /* the sm80 and two sm90 zero-point kernels (the GEMV ones take FGS only) */
   for (int i = 0; i < n; ++i) {
     assert_int_equal(r[i].kernel->mode, FGSZ);
     assert_int_equal(r[i].kernel->dtype, BF);
