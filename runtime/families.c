@@ -14,6 +14,11 @@
 #define W4A16_SM90_STREAMK_EFF 0.85
 #define W4A16_SM90_STREAMK_WAVES 4
 #define W4A16_SM90_STREAMK_MIN_M 65
+/* the 256-k tiles (128 rows) from M = 17: at M = 32..64 stream-K took 10240x8192 from 80 of 132
+   SMs to all (23.7 -> 21.9 us at M = 32, 28.1 -> 25.8 at M = 64) and 57344x8192 M = 32 112.0 ->
+   100.6, slower nowhere (H100, docs/PERFORMANCE.md, eighth session); the 128-k tiles lose there
+   (28672x4096 M = 16 with 256x16x128: 24.4 -> 28.5, M = 64 with 256x64x128: 33.4 -> 38.8) */
+#define W4A16_SM90_STREAMK_MIN_M_K256 17
 
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -137,13 +142,17 @@ static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int
   return best;
 }
 
+int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
+  return kd->tile_k >= 256 ? W4A16_SM90_STREAMK_MIN_M_K256 : W4A16_SM90_STREAMK_MIN_M;
+}
+
 int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
   if (kd->family != W4A16_FAMILY_SM90 || sm_count <= 0) return 0;
   /* W4A16_SM90_STREAMK: 0 = never, 1 = wherever the tiles leave a wave part-empty (A/B switches) */
   const char *env = getenv("W4A16_SM90_STREAMK");
   const int force = env ? atoi(env) : -1;
   if (force == 0) return 0;
-  if (p->m < W4A16_SM90_STREAMK_MIN_M) return 0;
+  if (p->m < w4a16_stream_k_min_m(kd)) return 0;
   /* =2: in place of split-K too (measurement) */
   if (force != 2 && split_k_rule(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;

@@ -107,11 +107,12 @@ static const w4a16_heuristic_rule g_rules[] = {
        docs/runs/session6/zpm16/dump_*_a.tsv; dump_bf16_fgsz_128_b.tsv held out). A row named
        "...-g64" comes before both and holds for groups of at most 64 (group_max = 64;
        tools/fit_heuristic_alt.py --g64 on docs/runs/session6/g3264/dump_*.tsv). Eighth session:
-       the four primary rows of M = 17..64 with N <= 6144 take the sm90 tile_k 256 classes
-       (tools/fit_heuristic.py on docs/runs/session8/tk256/dump_a.tsv, dump_b.tsv), which take zero
-       points too (the "-zp" row of M = 17..32 there is gone), and the zero-point alternates of
-       M = 33..64 on the wider layers take 128x64x256 (a zero-point profile of that build,
-       docs/runs/session8/final/dump_zp.tsv: 128x64x128 was 4-9 % slower). A class absent
+       the eight primary rows of M = 17..64 take the sm90 tile_k 256 classes (128x32x256,
+       128x64x256), which run stream-K from M = 17 (runtime/families.c; tools/fit_heuristic.py on
+       docs/runs/session8/sk17/dump_a.tsv, dump_b.tsv) and take zero points too, except M = 17..32 on
+       N > 6144, where two "-zp" rows keep 256x32x128 for them (tools/fit_heuristic_alt.py --zp on
+       docs/runs/session8/sk17/dump_zp.tsv); the "-zp" row of M = 17..32 on N <= 6144 is gone, and
+       the "-alt" rows of M = 33..64 (128x64x128) now only serve builds without 128x64x256. A class absent
        from the build matches nothing and the generic rules below decide. */
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0},
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
@@ -153,16 +154,18 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m17-32-n0-6144-k0-8192-g64", 17, 32, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 64},
     {"h100-m17-32-n0-6144-k0-8192", 17, 32, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m17-32-n0-6144-k8193-up", 17, 32, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
-    {"h100-m17-32-n6145-16384", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m17-32-n16385-up", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m17-32-n6145-16384-zp", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
+    {"h100-m17-32-n6145-16384", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m17-32-n16385-up-zp", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
+    {"h100-m17-32-n16385-up", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m33-64-n0-6144-k0-8192", 33, 64, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m33-64-n0-6144-k0-8192-alt", 33, 64, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m33-64-n0-6144-k8193-up", 33, 64, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m33-64-n0-6144-k8193-up-alt", 33, 64, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m33-64-n6145-16384", 33, 64, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m33-64-n6145-16384-alt", 33, 64, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
-    {"h100-m33-64-n16385-up", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m33-64-n16385-up-alt", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m33-64-n6145-16384", 33, 64, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m33-64-n6145-16384-alt", 33, 64, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m33-64-n16385-up", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m33-64-n16385-up-alt", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m65-128-n0-6144-k0-8192", 65, 128, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m65-128-n0-6144-k8193-up", 65, 128, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m65-128-n6145-16384", 65, 128, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},

@@ -201,6 +201,21 @@ static void test_stream_k_sm90(void **state) {
   setenv("W4A16_SM90_STREAMK", "1", 1);
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
   unsetenv("W4A16_SM90_STREAMK");
+  /* ... but from M = 17 for the 256-k tiles: 10240x8192 at M = 64 with 128x64x256 (80 tiles, 61 %),
+     not at M = 16, nor with 128x64x128 */
+  k.tile_n = 128;
+  k.tile_m = 64;
+  k.tile_k = 256;
+  p = test_problem(64, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  assert_int_equal(w4a16_stream_k_min_m(&k), 17);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  p.m = 16;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  p.m = 64;
+  k.tile_k = 128;
+  assert_int_equal(w4a16_stream_k_min_m(&k), 65);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
   /* split-K takes the few-tile problems: 8192x8192 at M = 16 with 256-row tiles (32 tiles -> split 4) */
   k.tile_n = 256;
   k.tile_m = 16;

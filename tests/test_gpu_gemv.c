@@ -264,7 +264,8 @@ static void test_long_k(void **state) {
 }
 
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
-   waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M >= 65 and not
+   waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
+   (w4a16_stream_k_min_m: 65, 17 for tile_k 256) and not
    a multiple of the tile, K giving uneven parts. Every element of D must be written (D poisoned); all
    M rows x 256 sampled columns (the first and last too) against the float64 reference of those
    columns; a second run over a workspace filled with other garbage gives the same bits. */
@@ -281,11 +282,14 @@ static void test_stream_k(void **state) {
     /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
        memory: runtime/families.c), and 1.3 waves of cluster tiles, two rows of them along M */
     const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
-    /* M from 65 (stream-K's range) and at least two cluster rows, the last one partial */
-    const int rows = 2 * k->tile_m * cm - 3 > 65 ? 2 * k->tile_m * cm - 3 : 65;
+    /* M from stream-K's smallest (65; 17 for tile_k 256) and at least two cluster rows, the last
+       one partial */
+    const int min_m = w4a16_stream_k_min_m(k);
+    const int rows = 2 * k->tile_m * cm - 3 > min_m ? 2 * k->tile_m * cm - 3 : min_m;
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
     const int n_cl = (slots * 13 / 10 + m_cl - 1) / m_cl;
-    w4a16_problem p = test_problem(rows, (int64_t)n_cl * k->tile_n * cn, 1152,
+    /* K = 1152 (9 k-blocks of 128, 18 of 64) for uneven parts; 1280 (5 of 256) for tile_k 256 */
+    w4a16_problem p = test_problem(rows, (int64_t)n_cl * k->tile_n * cn, k->tile_k == 256 ? 1280 : 1152,
                                    k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
     p.has_bias = 1;
     p.ldd = p.n + 8;

@@ -65,6 +65,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 32, 128, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_128x64x256_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 128, 64, 256, 4, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 16, 128, 8, 12),
+    K_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 32, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
 
@@ -226,8 +227,7 @@ static void test_h100_table(void **state) {
   n = query(132, 90, &pg, r, (int)NFAKE);
   assert_true(n > 0);
   for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-g64"));
-  /* M = 17..32: 256 k per stage on the narrow layers (sm90 128x32x256), 128 on the wider ones
-     (256x32x128) */
+  /* M = 17..64: the 256-k tiles (128 rows), stream-K where their tiles leave a wave part-empty */
   w4a16_problem p32 = bf16_problem(32, 6144, 4096);
   k = h100_pick(&p32, "h100-m17-32-n0-6144-k0-8192", r, &n);
   assert_int_equal(k->family, W4A16_FAMILY_SM90);
@@ -235,12 +235,17 @@ static void test_h100_table(void **state) {
   assert_int_equal(k->tile_k, 256);
   p32 = bf16_problem(32, 8192, 8192);
   k = h100_pick(&p32, "h100-m17-32-n6145-16384", r, &n);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_k, 256);
+  /* ... but zero points at M = 17..32 on the wider layers keep 256x32x128 (the "-zp" row) */
+  w4a16_problem p32z = test_problem(32, 8192, 8192, 128, FGSZ, BF);
+  k = h100_pick(&p32z, "h100-m17-32-n6145-16384-zp", r, &n);
+  assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
   assert_int_equal(k->tile_n, 256);
   assert_int_equal(k->tile_k, 128);
-  /* zero points at M = 33..64 on 8192x8192: the primary class (256x64x128) has none, its alternate
-     row takes 128x64x256 */
+  /* zero points at M = 33..64: the primary class (128x64x256) takes them, not its alternate */
   w4a16_problem p64z = test_problem(64, 8192, 8192, 128, FGSZ, BF);
-  k = h100_pick(&p64z, "h100-m33-64-n6145-16384-alt", r, &n);
+  k = h100_pick(&p64z, "h100-m33-64-n6145-16384", r, &n);
   assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
   assert_int_equal(k->tile_n, 128);
   assert_int_equal(k->tile_k, 256);
@@ -286,7 +291,7 @@ static void test_dtype_and_mode(void **state) {
   w4a16_heuristic_result r[NFAKE];
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
   int n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 3); /* the sm80 and two sm90 zero-point kernels (the GEMV ones take FGS only) */
+  assert_int_equal(n, 4); /* the sm80 and three sm90 zero-point kernels (the GEMV ones take FGS only) */
   for (int i = 0; i < n; ++i) {
     assert_int_equal(r[i].kernel->mode, FGSZ);
     assert_int_equal(r[i].kernel->dtype, BF);
