@@ -265,10 +265,10 @@ static void test_long_k(void **state) {
 
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
    waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
-   (w4a16_stream_k_min_m: 65, 17 for tile_k 256) and not
-   a multiple of the tile, K giving uneven parts. Every element of D must be written (D poisoned); all
-   M rows x 256 sampled columns (the first and last too) against the float64 reference of those
-   columns; a second run over a workspace filled with other garbage gives the same bits. */
+   (w4a16_stream_k_min_m: from 65, from 17 for tile_k 256) and not a multiple of the tile, K giving
+   uneven parts. Every element of D must be written (D poisoned); all M rows x 256 sampled columns
+   (the first and last too) against the float64 reference of those columns; a second run over a
+   workspace filled with other garbage gives the same bits. */
 static void test_stream_k(void **state) {
   (void)state;
   if (!gpu_present()) skip();

@@ -55,8 +55,9 @@ DEFAULT_TILES = {
     # GPU at its 700 W limit, ~1.4 GHz) 2.5-5 % faster than 1x1x1 at M = 1024 / 4096 on 7 of the
     # 8 layers (docs/PERFORMANCE.md, sixth session); the cost model counts its halved L2 reads
     (128, 256, 64, 2, 1, Schedule.COOPERATIVE),
-    # M = 17..64 on the narrower layers: 256 k per stage (32 KB / 48 KB stages, 6 / 4 of them),
-    # 3-7 % ahead of the 128-k tiles on 5 (M = 32) and 4 (M = 64) of the 8 layers (H100,
+    # M = 17..64: 256 k per stage (32 KB / 48 KB stages, 6 / 4 of them); tile by tile 3-7 % ahead
+    # of the 128-k tiles on 5 (M = 32) and 4 (M = 64) of the 8 layers, and with stream-K from
+    # M = 17 (runtime/families.c) the best sm90 class at M = 17..64 on all eight (H100,
     # docs/PERFORMANCE.md, eighth session)
     (128, 32, 256, 1, 1, Schedule.COOPERATIVE),
     (128, 64, 256, 1, 1, Schedule.COOPERATIVE),
