@@ -112,7 +112,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        docs/runs/session8/sk17/dump_a.tsv, dump_b.tsv) and take zero points too, except M = 17..32 on
        N > 6144, where two "-zp" rows keep 256x32x128 for them (tools/fit_heuristic_alt.py --zp on
        docs/runs/session8/sk17/dump_zp.tsv); the "-zp" row of M = 17..32 on N <= 6144 is gone, and
-       the "-alt" rows of M = 33..64 (128x64x128) now only serve builds without 128x64x256. A class absent
+       the "-alt" rows of M = 33..64 (128x64x128) now only serve builds without 128x64x256; groups of
+       32 / 64 at M = 17..32: the "-g64" row of N <= 6144 is gone (128x32x256 1.14-1.16x faster there),
+       two on N > 6144 keep 256x32x128 (tools/fit_heuristic_alt.py --g64 on
+       docs/runs/session8/modes/dump_*.tsv; 128x32x256 was up to 1.16x slower at group 32). A class absent
        from the build matches nothing and the generic rules below decide. */
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0},
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
@@ -151,11 +154,12 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m9-16-n0-4096-k0-8192-alt", 9, 16, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m9-16-n4097-6144-k0-8192", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0},
     {"h100-m9-16-n4097-6144-k0-8192-alt", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0},
-    {"h100-m17-32-n0-6144-k0-8192-g64", 17, 32, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 64},
     {"h100-m17-32-n0-6144-k0-8192", 17, 32, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m17-32-n0-6144-k8193-up", 17, 32, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m17-32-n6145-16384-g64", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 64},
     {"h100-m17-32-n6145-16384-zp", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
     {"h100-m17-32-n6145-16384", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
+    {"h100-m17-32-n16385-up-g64", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 64},
     {"h100-m17-32-n16385-up-zp", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
     {"h100-m17-32-n16385-up", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m33-64-n0-6144-k0-8192", 33, 64, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
@@ -220,7 +224,7 @@ static int rule_matches_problem(const w4a16_heuristic_rule *r, const w4a16_probl
          in_range64(p->k, r->k_min, r->k_max) && in_range64(sm_count, r->sm_count_min, r->sm_count_max) &&
          in_range64(cc, r->cc_min, r->cc_max) &&
          (r->modes == 0 || ((unsigned)p->mode < 32u && ((r->modes >> (unsigned)p->mode) & 1u) != 0)) &&
-         (r->group_max == 0 || p->group_size <= r->group_max);
+         (r->group_max == 0 || w4a16_effective_group(p) <= r->group_max);  /* per-column: K */
 }
 
 static int rule_matches_kernel(const w4a16_heuristic_rule *r, const w4a16_kernel_desc *kd,

@@ -534,6 +534,28 @@ static void test_custom_rules(void **state) {
   check_ranking(&p, 90, r, n);
 }
 
+/* a rule's group_max holds for the fine-grained group sizes; a per-column problem (group_size 0
+   or K) is a group of K, so a "groups of at most 64" row does not take it */
+static void test_group_max_per_column(void **state) {
+  (void)state;
+  w4a16_kernel_desc one[2] = {fake[10], fake[10]}; /* sm80 128x16x128 */
+  one[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
+  one[1].name = "w4a16_sm80_bf16_u4_pc_128x16x128_s4";
+  one[1].mode = W4A16_PER_COLUMN_SCALE_ONLY;
+  const w4a16_heuristic_rule rules[] = {{.name = "small-groups", .m_min = 1, .cc_min = 80, .family = -1, .group_max = 64}};
+  w4a16_heuristic_result r[2];
+  int n = 0;
+  w4a16_problem p = test_problem(16, 4096, 4096, 64, FGS, BF);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(r[0].rule, "small-groups");
+  p = test_problem(16, 4096, 4096, 0, W4A16_PER_COLUMN_SCALE_ONLY, BF);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(r[0].kernel->mode, W4A16_PER_COLUMN_SCALE_ONLY);
+  assert_string_equal(r[0].rule, "fallback");
+}
+
 /* the built-in table: named, unique, consistent ranges, known families */
 static void test_builtin_rules(void **state) {
   (void)state;
@@ -699,6 +721,7 @@ int main(void) {
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
+      cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
   };
