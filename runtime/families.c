@@ -14,7 +14,7 @@
 #define W4A16_SM90_STREAMK_EFF 0.85
 #define W4A16_SM90_STREAMK_WAVES 4
 #define W4A16_SM90_STREAMK_MIN_M 65
-/* the 256-k tiles (128 rows) from M = 17: at M = 32..64 stream-K took 10240x8192 from 80 of 132
+/* the 256-k tiles (128 rows) from M = 17, and in place of split-K (w4a16_choose_stream_k): at M = 32..64 stream-K took 10240x8192 from 80 of 132
    SMs to all (23.7 -> 21.9 us at M = 32, 28.1 -> 25.8 at M = 64) and 57344x8192 M = 32 112.0 ->
    100.6, slower nowhere (H100, docs/PERFORMANCE.md, eighth session); the 128-k tiles lose there
    (28672x4096 M = 16 with 256x16x128: 24.4 -> 28.5, M = 64 with 256x64x128: 33.4 -> 38.8) */
@@ -143,6 +143,9 @@ static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int
 }
 
 int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
+  /* W4A16_SM90_STREAMK_MIN_M=<m>: that M for every tile (measurement switch) */
+  const char *env = getenv("W4A16_SM90_STREAMK_MIN_M");
+  if (env) return atoi(env);
   return kd->tile_k >= 256 ? W4A16_SM90_STREAMK_MIN_M_K256 : W4A16_SM90_STREAMK_MIN_M;
 }
 
@@ -153,8 +156,11 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const int force = env ? atoi(env) : -1;
   if (force == 0) return 0;
   if (p->m < w4a16_stream_k_min_m(kd)) return 0;
-  /* =2: in place of split-K too (measurement) */
-  if (force != 2 && split_k_rule(kd, p, sm_count) > 1) return 0;
+  /* =2: in place of split-K too (measurement); the 256-k tiles take it in place of split-K anyway
+     (H100, eighth session, docs/runs/session8/sk2: 8192x8192 M = 32 / 64 18.4 -> 17.8 / 21.5 ->
+     20.8 us, 8192x28672 M = 32 53.9 -> 51.6; the 128-k tiles gained nothing consistent, seventh
+     session) */
+  if (force != 2 && kd->tile_k < 256 && split_k_rule(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
   const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));

@@ -216,6 +216,19 @@ static void test_stream_k_sm90(void **state) {
   k.tile_k = 128;
   assert_int_equal(w4a16_stream_k_min_m(&k), 65);
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* ... and in place of split-K: 8192x8192 at M = 64 (64 tiles: split 2 with 128x64x128, stream-K
+     with 128x64x256) */
+  p.n = 8192;
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 2);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  k.tile_k = 256;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  /* W4A16_SM90_STREAMK_MIN_M overrides the smallest M */
+  setenv("W4A16_SM90_STREAMK_MIN_M", "80", 1);
+  assert_int_equal(w4a16_stream_k_min_m(&k), 80);
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  unsetenv("W4A16_SM90_STREAMK_MIN_M");
   /* split-K takes the few-tile problems: 8192x8192 at M = 16 with 256-row tiles (32 tiles -> split 4) */
   k.tile_n = 256;
   k.tile_m = 16;
