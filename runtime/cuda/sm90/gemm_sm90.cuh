@@ -52,7 +52,8 @@
 // reduction (its own copy here, launched as a programmatic dependent).
 //
 // Stream-K (p->stream_k, runtime/families.c picks it where the output tiles leave the last wave
-// part-empty and split-K does not apply): the grid's G clusters share the I = tiles x k-blocks
+// part-empty and split-K does not apply, or for tile_k 256 from M = 17 in place of split-K too):
+// the grid's G clusters share the I = tiles x k-blocks
 // iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1. A tile cut
 // between clusters is begun (k-block 0) by the last unit of one cluster and finished by the
 // first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
