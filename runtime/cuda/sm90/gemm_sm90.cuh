@@ -15,7 +15,9 @@
 // apply the group scale (and zero) in registers, and issue wgmma with A from registers.
 // Small token tiles with scale-only groups of at least TK take a post-scaled mainloop instead
 // (Cfg::kPost): exact biased codes into the wgmma, the group scale applied to an fp32 partial
-// per k-block, conversion overlapping the wgmmas in flight.
+// per k-block, conversion overlapping the wgmmas in flight. The conversion of a k-block overlaps
+// the previous block's wgmmas where registers hold two fragment buffers (Cfg::kOverlap), the
+// other half of its own block's wgmmas for the tile_k 256 tiles (Cfg::kHalves), else none.
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
 // the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
@@ -107,6 +109,12 @@
 #ifndef W4A16_SM90_OVERLAP2
 #define W4A16_SM90_OVERLAP2 88
 #endif
+// 1: the tile_k 256 tiles without two fragment buffers (Cfg::kOverlap false) convert and issue
+// each k-block in two halves (Cfg::kHalves); 0: convert the whole block, then issue it (A/B build
+// switch)
+#ifndef W4A16_SM90_HALVES
+#define W4A16_SM90_HALVES 1
+#endif
 
 namespace w4a16_sm90 {
 
@@ -168,6 +176,14 @@ struct Cfg {
   static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : 232;
   // 1 CTA/SM: beyond ~208 ptxas serializes the wgmmas (C7512)
   static constexpr bool kOverlap = kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : 208);
+  // Without kOverlap, a tile_k 256 k-block is converted and issued in two halves of 8 k16 steps,
+  // each half with its own wgmma group, in the registers of one block's fragments: the
+  // conversion of one half runs while the other half's wgmmas are in flight (wgmma.wait_group 1
+  // frees the half about to be overwritten), where the whole-block order drains every wgmma
+  // before converting. H100, same call (docs/PERFORMANCE.md, ninth session): 128x32x256 1.023x,
+  // 128x64x256 1.016x geomean over 40 problems of M = 16..128; the tile_k 128 tiles (4 steps a
+  // half) gained nothing (256x16x128, 256x32x128 0.993x) and keep the whole-block order.
+  static constexpr bool kHalves = !kOverlap && TK_ == 256 && W4A16_SM90_HALVES != 0;
   // Post-scaled mainloop (FINEGRAINED_SCALE_ONLY, group >= TK at run time, small TM): the codes
   // go into the wgmma biased and exact (MAGIC + q, no subtraction, no scale: 7 instructions per
   // packed word instead of 15), one more wgmma per k16 step against a constant -(MAGIC + 8)
@@ -557,7 +573,8 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
       // k-block step: wait for the stage, read packed weights and scales, convert into
       // A-fragment buffer B, issue the wgmmas. With kOverlap the conversion of block kb
       // runs while the wgmmas of block kb-1 are in flight (two fragment buffers,
-      // wgmma.wait_group 1); otherwise the previous wgmmas are drained first.
+      // wgmma.wait_group 1); with kHalves each half of the block waits only for the wgmmas of
+      // the same half of block kb-1; otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
       // wait for k-block kb's stage; its packed weight fragments (one 16-byte load per 16x64
       // block) into wq; returns the stage index
@@ -573,11 +590,11 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
             wq[r][kt] = lds128(st + C::kWOff + (((rowbase >> 4) + r * 4 + warp) * C::KT + kt) * 512 + lane * 16);
         return s;
       };
-      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap)
+      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap, halves)
       auto kstep = [&](auto buf, int kb) {
         constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
-        uint32_t a_local[C::R][C::K16][4];  // non-overlap: fragments live within one step
-        auto &frag = C::kOverlap ? a[B] : a_local;
+        uint32_t a_local[C::R][C::K16][4];  // whole-block order: fragments live within one step
+        auto &frag = C::kOverlap || C::kHalves ? a[B] : a_local;
         uint4 wq[C::R][C::KT];
         const uint32_t s = stage_in(kb, wq);
         const uint32_t st = base + s * C::kStageBytes;
@@ -620,6 +637,32 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
             f[3] = Pk<T>::mul(q[3], shi);
           }
         };
+        if constexpr (C::kHalves) {
+          // half h: steps h K16/2 .. of the block into the same registers as half h of the
+          // previous block, whose wgmma group is the second newest: wait_group 1 frees them; at
+          // h = 1 the previous block's wgmmas are all done and its stage is released
+          constexpr int H = C::K16 / 2;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            wgmma_wait<1>();
+            if (h == 1 && kb > 0) release(prev_s);
+#pragma unroll
+            for (int k16 = h * H; k16 < (h + 1) * H; ++k16)
+#pragma unroll
+              for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
+            wgmma_fence();
+#pragma unroll
+            for (int k16 = h * H; k16 < (h + 1) * H; ++k16) {
+              const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
+#pragma unroll
+              for (int r = 0; r < C::R; ++r)
+                w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
+            }
+            wgmma_commit();
+          }
+          prev_s = s;
+          return;
+        }
         if (!C::kOverlap && kb > 0) {
           // the previous stage's wgmmas are done: its shared memory and our A registers are free
           wgmma_wait<0>();
