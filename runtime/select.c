@@ -116,7 +116,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        32 / 64 at M = 17..32: the "-g64" row of N <= 6144 is gone (128x32x256 1.14-1.16x faster there),
        two on N > 6144 keep 256x32x128 (tools/fit_heuristic_alt.py --g64 on
        docs/runs/session8/modes/dump_*.tsv; 128x32x256 was up to 1.16x slower at group 32). A class absent
-       from the build matches nothing and the generic rules below decide. */
+       from the build matches nothing and the generic rules below decide. Ninth session: M = 97..128
+       on N <= 6144, K <= 8192 takes 128x64x256 (two token tiles, stream-K) before the 128x128x128
+       row of M = 65..128 (6144x4096 M = 128: 15.8 against 17.6 µs, 4096x4096 12.2 against 12.4;
+       at M = 96 128x128x128 stays ahead: docs/runs/session9/final/dump.tsv, halves/). */
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0},
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0},
     {"h100-m1-1-n6145-16384", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0},
@@ -170,6 +173,7 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m33-64-n6145-16384-alt", 33, 64, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m33-64-n16385-up", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m33-64-n16385-up-alt", 33, 64, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
+    {"h100-m97-128-n0-6144-k0-8192", 97, 128, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0},
     {"h100-m65-128-n0-6144-k0-8192", 65, 128, 0, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m65-128-n0-6144-k8193-up", 65, 128, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},
     {"h100-m65-128-n6145-16384", 65, 128, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 128, 128, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0},

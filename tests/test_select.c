@@ -243,6 +243,21 @@ static void test_h100_table(void **state) {
   assert_int_equal(k->mode, W4A16_FINEGRAINED_SCALE_AND_ZEROS);
   assert_int_equal(k->tile_n, 256);
   assert_int_equal(k->tile_k, 128);
+  /* M = 97..128 on the narrow short-K layers: 128x64x256 (two token tiles; the row holds for
+     every mode, and this registry has the class with zero points); not at M = 96, nor on wider
+     layers */
+  w4a16_problem p128 = test_problem(128, 6144, 4096, 128, FGSZ, BF);
+  k = h100_pick(&p128, "h100-m97-128-n0-6144-k0-8192", r, &n);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_m, 64);
+  assert_int_equal(k->tile_k, 256);
+  p128.m = 96;
+  n = query(132, 90, &p128, r, (int)NFAKE);
+  for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "h100-m97-"));
+  p128.m = 128;
+  p128.n = 8192;
+  n = query(132, 90, &p128, r, (int)NFAKE);
+  for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "h100-m97-"));
   /* zero points at M = 33..64: the primary class (128x64x256) takes them, not its alternate */
   w4a16_problem p64z = test_problem(64, 8192, 8192, 128, FGSZ, BF);
   k = h100_pick(&p64z, "h100-m33-64-n6145-16384", r, &n);
