@@ -637,29 +637,34 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
             f[3] = Pk<T>::mul(q[3], shi);
           }
         };
-        if constexpr (C::kHalves) {
-          // half h: steps h K16/2 .. of the block into the same registers as half h of the
-          // previous block, whose wgmma group is the second newest: wait_group 1 frees them; at
-          // h = 1 the previous block's wgmmas are all done and its stage is released
-          constexpr int H = C::K16 / 2;
+        // steps LO .. HI - 1 of the block: fragments converted into frag, then their wgmmas as
+        // one group
+        auto issue = [&](auto lo, auto hi) {
+          constexpr int LO = decltype(lo)::value, HI = decltype(hi)::value;
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            wgmma_wait<1>();
-            if (h == 1 && kb > 0) release(prev_s);
+          for (int k16 = LO; k16 < HI; ++k16)
 #pragma unroll
-            for (int k16 = h * H; k16 < (h + 1) * H; ++k16)
+            for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
+          wgmma_fence();
 #pragma unroll
-              for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
-            wgmma_fence();
+          for (int k16 = LO; k16 < HI; ++k16) {
+            const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
 #pragma unroll
-            for (int k16 = h * H; k16 < (h + 1) * H; ++k16) {
-              const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
-#pragma unroll
-              for (int r = 0; r < C::R; ++r)
-                w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
-            }
-            wgmma_commit();
+            for (int r = 0; r < C::R; ++r)
+              w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
           }
+          wgmma_commit();
+        };
+        if constexpr (C::kHalves) {
+          constexpr int H = C::K16 / 2;
+          // each half into the same registers as that half of the previous block, whose wgmma
+          // group is the second newest: wait_group 1 frees them; before the second half the
+          // previous block's wgmmas are all done and its stage is released
+          wgmma_wait<1>();
+          issue(std::integral_constant<int, 0>(), std::integral_constant<int, H>());
+          wgmma_wait<1>();
+          if (kb > 0) release(prev_s);
+          issue(std::integral_constant<int, H>(), std::integral_constant<int, C::K16>());
           prev_s = s;
           return;
         }
@@ -668,19 +673,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
           wgmma_wait<0>();
           release(prev_s);
         }
-#pragma unroll
-        for (int k16 = 0; k16 < C::K16; ++k16)
-#pragma unroll
-          for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
-        wgmma_fence();
-#pragma unroll
-        for (int k16 = 0; k16 < C::K16; ++k16) {
-          const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
-#pragma unroll
-          for (int r = 0; r < C::R; ++r)
-            w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
-        }
-        wgmma_commit();
+        issue(std::integral_constant<int, 0>(), std::integral_constant<int, C::K16>());
         if (C::kOverlap) {
           // all but this block's wgmmas are done: the previous stage is free
           wgmma_wait<1>();
