@@ -70,6 +70,31 @@ class GeneratorTest(unittest.TestCase):
                 if not ok:
                     self.assertTrue(why, c.name)
 
+    def test_sm90_consumer_warpgroups(self):
+        # four consumer warpgroups: cooperative only, 640 threads, 64 rows each (tile_n 256), the
+        # "_wg4" suffix; two: 384 threads, no suffix; the default set holds the four only for 256x32x128
+        from generator.families import sm90
+        every = [c for c in self.configs(["all"]) if c.family.value == "sm90"]
+        wg4 = [c for c in every if c.name.endswith("_wg4")]
+        self.assertTrue(wg4)
+        for c in every:
+            self.assertIn(c.threads, (384, 640), c.name)
+            self.assertEqual(c.threads == 640, c.name.endswith("_wg4"), c.name)
+        for c in wg4:
+            self.assertEqual(c.schedule.value, "cooperative", c.name)
+            self.assertEqual(c.tile_n, 256, c.name)
+            self.assertLessEqual(sm90.consumer_registers(c.mode, c.tile_n, c.tile_m, c.tile_k, c.schedule, 4),
+                                 sm90.REG_BUDGET_WG4, c.name)
+        rejected = [c for c in sm90.enumerate() if c.threads == 640 and c.tile_n == 128]
+        self.assertTrue(rejected)
+        for c in rejected:
+            ok, why = sm90.is_valid(c)
+            self.assertFalse(ok)
+            self.assertIn("64 rows", why)
+        default_wg4 = {(c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m)
+                       for c in self.configs() if c.name.endswith("_wg4")}
+        self.assertEqual(default_wg4, {(256, 32, 128, 1, 1)})
+
     def test_deterministic_and_marked(self):
         configs = self.configs()
         first = render.render_all(configs)

@@ -29,6 +29,13 @@
    .threads = (fam == W4A16_FAMILY_SM90 ? 384 : fam == W4A16_FAMILY_GEMV ? 256 : 128),                   \
    .smem_bytes = (fam == W4A16_FAMILY_SM90 ? 200000 : 40000), .min_group = 32, .impl = NULL}
 
+/* an sm90 256x32x128 cooperative kernel with four consumer warpgroups (640 threads), 8 stages */
+#define K4_(nm, dt, md)                                                                                     \
+  {.name = nm, .family = W4A16_FAMILY_SM90, .sm_min = 90, .sm_max = 90, .arch = "sm90a", .dtype = dt,     \
+   .mode = md, .tile_n = 256, .tile_m = 32, .tile_k = 128, .cluster_n = 1, .cluster_m = 1,               \
+   .cluster_k = 1, .schedule = W4A16_SCHEDULE_COOPERATIVE, .stages = 8, .split_k = 12, .threads = 640,     \
+   .smem_bytes = 200000, .min_group = 32, .impl = NULL}
+
 #define BF W4A16_DTYPE_BF16
 #define FH W4A16_DTYPE_F16
 #define FGS W4A16_FINEGRAINED_SCALE_ONLY
@@ -62,9 +69,11 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_128x64x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 64, 64, 5, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 16, 128, 8, 12),
+    K4_("w4a16_sm90_bf16_u4_fgs_256x32x128_1x1x1_cooperative_wg4", BF, FGS),
     K_("w4a16_sm90_bf16_u4_fgs_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 256, 32, 128, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_128x64x256_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 128, 64, 256, 4, 12),
     K_("w4a16_sm90_bf16_u4_fgsz_256x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 16, 128, 8, 12),
+    K4_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_cooperative_wg4", BF, FGSZ),
     K_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 32, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
@@ -266,6 +275,48 @@ static void test_h100_table(void **state) {
   assert_int_equal(k->tile_k, 256);
 }
 
+/* four consumer warpgroups: the "-wg4" row (threads 640) takes 256x32x128 with four at M = 17..32 on
+   N > 16384, K <= 4096, scale-only groups of any size; elsewhere a row naming the tile without a
+   thread bound ranks the two-warpgroup kernel of the same tile first (fewer threads at equal
+   estimate and stages) */
+static void test_h100_wg4(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  const w4a16_problem fgs[] = {test_problem(24, 28672, 4096, 128, FGS, BF), test_problem(17, 28672, 4096, 64, FGS, BF),
+                               test_problem(32, 32768, 2048, 32, FGS, BF)};
+  for (int i = 0; i < 3; ++i) {
+    const w4a16_kernel_desc *k = h100_pick(&fgs[i], "h100-m17-32-n16385-up-k0-4096-wg4", r, &n);
+    assert_int_equal(k->threads, 640);
+    assert_int_equal(k->tile_n, 256);
+    assert_int_equal(k->tile_m, 32);
+    assert_int_equal(k->mode, FGS);
+    check_ranking(&fgs[i], 90, r, n);
+  }
+  /* zero points on the same layer: the "-zp" row, two warpgroups first */
+  w4a16_problem z = test_problem(32, 28672, 4096, 128, FGSZ, BF);
+  const w4a16_kernel_desc *kz = h100_pick(&z, "h100-m17-32-n16385-up-zp", r, &n);
+  assert_int_equal(kz->threads, 384);
+  assert_int_equal(kz->tile_n, 256);
+  /* M = 33, or K = 8192: not that row */
+  const w4a16_problem other[] = {test_problem(33, 28672, 4096, 128, FGS, BF),
+                                 test_problem(24, 57344, 8192, 128, FGS, BF),
+                                 test_problem(16, 28672, 4096, 128, FGS, BF)};
+  for (int i = 0; i < 3; ++i) {
+    n = query(132, 90, &other[i], r, (int)NFAKE);
+    for (int j = 0; j < n; ++j) assert_null(strstr(r[j].rule, "-wg4"));
+  }
+  /* zero points at M = 17..32 on N = 57344, K = 8192: the "-zp" row's 256x32x128, two warpgroups
+     first */
+  w4a16_problem pz = test_problem(24, 57344, 8192, 128, FGSZ, BF);
+  const w4a16_kernel_desc *k = h100_pick(&pz, "h100-m17-32-n16385-up-zp", r, &n);
+  assert_int_equal(k->tile_n, 256);
+  assert_int_equal(k->threads, 384);
+  assert_true(n >= 2);
+  assert_string_equal(r[1].rule, "h100-m17-32-n16385-up-zp");
+  assert_int_equal(r[1].kernel->threads, 640);
+}
+
 static void test_arch_filter(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -306,7 +357,7 @@ static void test_dtype_and_mode(void **state) {
   w4a16_heuristic_result r[NFAKE];
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
   int n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 4); /* the sm80 and three sm90 zero-point kernels (the GEMV ones take FGS only) */
+  assert_int_equal(n, 5); /* the sm80 and four sm90 zero-point kernels (the GEMV ones take FGS only) */
   for (int i = 0; i < n; ++i) {
     assert_int_equal(r[i].kernel->mode, FGSZ);
     assert_int_equal(r[i].kernel->dtype, BF);
@@ -730,6 +781,7 @@ int main(void) {
   setenv("W4A16_CACHE_PATH", path, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90), cmocka_unit_test(test_h100_table),
+      cmocka_unit_test(test_h100_wg4),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
       cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
       cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),

@@ -5,8 +5,9 @@ warpgroup), activations reach shared memory by TMA and are operand B (tile_m = t
 wgmma N). Device code: runtime/cuda/sm90/gemm_sm90.cuh (the shared-memory arithmetic
 below mirrors its Cfg; keep the two in step).
 
-Name: w4a16_sm90_<dtype>_u4_<mode>_<TN>x<TM>x<TK>_<CN>x<CM>x1_<schedule>
-(tile and cluster in the kernel's orientation: N x M x K). Stages are derived from the
+Name: w4a16_sm90_<dtype>_u4_<mode>_<TN>x<TM>x<TK>_<CN>x<CM>x1_<schedule>[_wg4]
+(tile and cluster in the kernel's orientation: N x M x K; "_wg4": the cooperative schedule with
+four consumer warpgroups instead of two, 640 threads). Stages are derived from the
 shared-memory budget, not enumerated.
 """
 import itertools
@@ -22,7 +23,7 @@ TILE_M = (8, 16, 32, 64, 128, 256)
 TILE_K = (64, 128, 256)  # 256: 3-D weight map, no weight multicast (cluster_m 1)
 CLUSTERS = ((1, 1), (2, 1), (1, 2), (2, 2))  # (along N, along M)
 SCHEDULES = (Schedule.COOPERATIVE, Schedule.PINGPONG)
-THREADS = 384             # producer warpgroup + two consumer warpgroups
+CONSUMERS = (2, 4)        # consumer warpgroups: 2 (both schedules) or 4 (cooperative only)
 SMEM_LIMIT = 232448       # 227 KB: the opt-in limit per block on sm90
 MAX_STAGES = 8            # more stages = more weight bytes in flight (decode, M ~ 64)
 MIN_STAGES = 2
@@ -32,6 +33,11 @@ MIN_STAGES = 2
 # run uneven slices. Slices write fp32 partials; the launch enqueues common/splitk.cuh's reduction.
 MAX_SPLIT_K = 12
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
+# Four consumer warpgroups: 640 threads launch with 96 registers each (64K / 640, in units of 8),
+# the producer gives back to 40 and each consumer rises to 104 (Cfg::kConsumerRegs). The estimate
+# overshoots by ~16 there (ptxas -v: 256x32x128 estimate 104, no spills; 256x64x128 estimate 120,
+# a few spilled words outside the k-block loop).
+REG_BUDGET_WG4 = 120
 # Two CTAs per SM (the next kernel's CTA can be resident and prefetch its weights while this
 # one streams) for register-light tiles: consumers get 96 registers (setmaxnreg); the estimate
 # below overshoots ptxas here (128x16x64: estimate 72, 68 used; no spills in ptxas -v); each
@@ -42,7 +48,7 @@ SMEM_HALF_SM = 233472 // 2 - 1024
 MAX_STAGES_2 = 16         # half an SM of small stages: more of them keep the bytes in flight
 MIN_STAGES_2 = 4
 
-# Default build set (CI-sized, 48 instantiations): the tiles that won the H100 bench
+# Default build set (CI-sized): the tiles that won the H100 bench
 # (docs/PERFORMANCE.md), every mode and dtype where valid. 256x64x128 has no
 # zero-point variant (registers); 128x64x128 stands in for it there.
 DEFAULT_TILES = {
@@ -65,10 +71,26 @@ DEFAULT_TILES = {
 DEFAULT_ZERO_POINT_TILES = {
     (128, 64, 128, 1, 1, Schedule.COOPERATIVE),
 }
+# Four consumer warpgroups (cooperative, "_wg4"), every mode and dtype: 256x32x128 is 3-11 % faster
+# than with two and 7-10 % ahead of 128x32x256 on 28672x4096 at M = 17..32 (H100,
+# docs/PERFORMANCE.md, tenth session; the heuristic's "-wg4" row)
+DEFAULT_WG4_TILES = {
+    (256, 32, 128, 1, 1, Schedule.COOPERATIVE),
+}
 
 
-def name(dtype, mode, tn, tm, tk, cn, cm, sched):
-    return "%s_%dx%dx%d_%dx%dx1_%s" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, cn, cm, sched.value)
+def name(dtype, mode, tn, tm, tk, cn, cm, sched, nc=2):
+    return "%s_%dx%dx%d_%dx%dx1_%s%s" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, cn, cm, sched.value,
+                                        "" if nc == 2 else "_wg%d" % nc)
+
+
+def threads(nc):
+    return 128 * (nc + 1)
+
+
+def consumers(c):
+    """Consumer warpgroups of a config (threads = 128 x (consumers + 1))."""
+    return c.threads // 128 - 1
 
 
 def _round(x, a):
@@ -92,11 +114,11 @@ def _fixed_bytes(tn, tm, sched):
     return _round(epilogue_bytes(tn, tm, sched), 16) + 16 + 1024
 
 
-def smem_bytes(mode, tn, tm, tk, sched, stages):
+def smem_bytes(mode, tn, tm, tk, sched, stages, nc=2):
     # stages + a full and an empty barrier per stage; a one-CTA-per-SM tile asks for more than
     # half an SM (Cfg::kSmemBytes), so smem_bytes <= SMEM_HALF_SM <=> two CTAs per SM
     raw = stages * (stage_bytes(mode, tn, tm, tk) + 16) + _fixed_bytes(tn, tm, sched)
-    if raw <= SMEM_HALF_SM and ctas_per_sm(mode, tn, tm, tk, sched) == 1:
+    if raw <= SMEM_HALF_SM and ctas_per_sm(mode, tn, tm, tk, sched, nc) == 1:
         return SMEM_HALF_SM + 1024
     return raw
 
@@ -106,41 +128,45 @@ def _fit(mode, tn, tm, tk, sched, limit, most):
     return max(0, min(most, (limit - _fixed_bytes(tn, tm, sched)) // per))
 
 
-def ctas_per_sm(mode, tn, tm, tk, sched):
-    """2 for register-light tiles with >= MIN_STAGES_2 stages in half an SM, else 1."""
-    if consumer_registers(mode, tn, tm, tk, sched) > LIGHT_REGS:
+def ctas_per_sm(mode, tn, tm, tk, sched, nc=2):
+    """2 for register-light tiles of two consumer warpgroups with >= MIN_STAGES_2 stages in half
+    an SM, else 1."""
+    if nc != 2 or consumer_registers(mode, tn, tm, tk, sched) > LIGHT_REGS:
         return 1
     return 2 if _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2) >= MIN_STAGES_2 else 1
 
 
-def stages_for(mode, tn, tm, tk, sched):
-    if ctas_per_sm(mode, tn, tm, tk, sched) == 2:
+def stages_for(mode, tn, tm, tk, sched, nc=2):
+    if ctas_per_sm(mode, tn, tm, tk, sched, nc) == 2:
         return _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2)
     return _fit(mode, tn, tm, tk, sched, SMEM_LIMIT, MAX_STAGES)
 
 
-def consumer_registers(mode, tn, tm, tk, sched):
+def consumer_registers(mode, tn, tm, tk, sched, nc=2):
     """Estimate of the live registers of a consumer thread (accumulators, converted A
     fragments, packed words, scales) plus addressing; ptxas -v has the last word."""
-    rows = tn // 2 if sched == Schedule.COOPERATIVE else tn
+    rows = tn // nc if sched == Schedule.COOPERATIVE else tn
     r = rows // 64
     zeros = mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS
     return r * tm // 2 + r * (tk // 16) * 4 + r * (tk // 64) * 4 + r * (tk // 16) * (2 if zeros else 1) + 40
 
 
 def enumerate():
-    for dtype, mode, tn, tm, tk, (cn, cm), sched in itertools.product(
-            DType, QuantMode, TILE_N, TILE_M, TILE_K, CLUSTERS, SCHEDULES):
-        stages = stages_for(mode, tn, tm, tk, sched)
-        yield Config(name=name(dtype, mode, tn, tm, tk, cn, cm, sched), family=FAMILY, arch=ARCH,
+    for dtype, mode, tn, tm, tk, (cn, cm), sched, nc in itertools.product(
+            DType, QuantMode, TILE_N, TILE_M, TILE_K, CLUSTERS, SCHEDULES, CONSUMERS):
+        if nc != 2 and sched != Schedule.COOPERATIVE:
+            continue
+        stages = stages_for(mode, tn, tm, tk, sched, nc)
+        yield Config(name=name(dtype, mode, tn, tm, tk, cn, cm, sched, nc), family=FAMILY, arch=ARCH,
                      dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
                      cluster_n=cn, cluster_m=cm, cluster_k=1, schedule=sched, stages=stages,
-                     split_k=MAX_SPLIT_K, threads=THREADS,
-                     smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages), template=TEMPLATE)
+                     split_k=MAX_SPLIT_K, threads=threads(nc),
+                     smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages, nc), template=TEMPLATE)
 
 
 def is_valid(c):
-    rows = c.tile_n // 2 if c.schedule == Schedule.COOPERATIVE else c.tile_n
+    nc = consumers(c)
+    rows = c.tile_n // nc if c.schedule == Schedule.COOPERATIVE else c.tile_n
     if rows < 64 or rows % 64:
         return False, "each consumer warpgroup needs a multiple of 64 rows (wgmma M)"
     if (c.tile_m // c.cluster_n) % 8:
@@ -153,14 +179,17 @@ def is_valid(c):
         return False, "fewer than %d stages fit in shared memory" % MIN_STAGES
     if c.smem_bytes > SMEM_LIMIT:
         return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
-    regs = consumer_registers(c.mode, c.tile_n, c.tile_m, c.tile_k, c.schedule)
-    if regs > REG_BUDGET:
-        return False, "consumer registers ~%d > %d" % (regs, REG_BUDGET)
+    regs = consumer_registers(c.mode, c.tile_n, c.tile_m, c.tile_k, c.schedule, nc)
+    budget = REG_BUDGET if nc == 2 else REG_BUDGET_WG4
+    if regs > budget:
+        return False, "consumer registers ~%d > %d" % (regs, budget)
     return True, ""
 
 
 def is_default(c):
     key = (c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m, c.schedule)
+    if consumers(c) != 2:
+        return consumers(c) == 4 and key in DEFAULT_WG4_TILES
     if key in DEFAULT_TILES:
         return True
     return c.mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS and key in DEFAULT_ZERO_POINT_TILES

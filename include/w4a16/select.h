@@ -114,6 +114,11 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *                     (0 = any mode)
  *  group_max          the problem's group_size <= group_max (0 = any; per-column problems
  *                     carry group_size = K)
+ *  threads_min/_max   the kernel's threads per CTA (0 = no bound): tells the sm90 cooperative
+ *                     kernels with four consumer warpgroups (640 threads, name suffix "_wg4")
+ *                     from those with two (384) of the same tile
+ * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
+ * fewer threads, then name.
  */
 typedef struct w4a16_heuristic_rule {
   const char *name;
@@ -133,6 +138,7 @@ typedef struct w4a16_heuristic_rule {
   int tile_k_min, tile_k_max; /* 0 = no bound (after the fields above, so older initializers leave it open) */
   unsigned modes;             /* problem: quant-mode bit mask, 0 = any */
   int group_max;              /* problem: group_size <= group_max, 0 = any (last, likewise) */
+  int threads_min, threads_max; /* kernel: threads per CTA, 0 = no bound (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */

@@ -9,7 +9,9 @@
 //
 // Warp specialization (384 threads): warpgroup 0 is the producer (one thread issues all
 // copies; setmaxnreg.dec to 40), warpgroups 1 and 2 are consumers (setmaxnreg.inc to
-// 232; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm): they
+// 232; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm; the
+// cooperative schedule may also run four consumer warpgroups, Cfg::NC = 4, 640 threads at 104
+// registers each, generator name suffix "_wg4"): they
 // read their packed weight fragments from shared memory (one 16-byte load per lane per
 // 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
 // apply the group scale (and zero) in registers, and issue wgmma with A from registers.
@@ -119,14 +121,19 @@
 namespace w4a16_sm90 {
 
 // ------------------------------------------------------------------------- configuration
-template <int MODE_, int TN_, int TM_, int TK_, int CN_, int CM_, int SCHED_, int STAGES_>
+template <int MODE_, int TN_, int TM_, int TK_, int CN_, int CM_, int SCHED_, int STAGES_, int NC_ = 2>
 struct Cfg {
   static constexpr int MODE = MODE_, TN = TN_, TM = TM_, TK = TK_, CN = CN_, CM = CM_, STAGES = STAGES_;
   static constexpr bool kCoop = SCHED_ == W4A16_SCHEDULE_COOPERATIVE;
   static constexpr bool kZeros = MODE_ == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   static constexpr int kSub = kZeros ? 0 : 8;
-  static constexpr int kThreads = 384;
-  static constexpr int kWgRows = kCoop ? TN / 2 : TN;  // rows of N per consumer warpgroup
+  // consumer warpgroups: 2, or 4 for the cooperative schedule (twice the warps per scheduler, at 104
+  // registers each: 64 rows a warpgroup, so TN = 256 and small TM). H100 (docs/PERFORMANCE.md,
+  // tenth session): 256x32x128 with four is 3-11 % faster than with two and wins 28672x4096 at
+  // M = 17..32; at M = 64 four and two tie (the consumers are not short of warps there).
+  static constexpr int NC = NC_;
+  static constexpr int kThreads = 128 * (NC + 1);
+  static constexpr int kWgRows = kCoop ? TN / NC : TN;  // rows of N per consumer warpgroup
   static constexpr int R = kWgRows / 64;               // wgmma M blocks per warpgroup
   static constexpr int KT = TK / 64;                   // 16x64 packed blocks along K per stage
   static constexpr int K16 = TK / 16;                  // wgmma k steps per stage
@@ -150,7 +157,7 @@ struct Cfg {
   static constexpr int kEpiOff = STAGES * kStageBytes;
   static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
   static constexpr int kSmemRaw = kBarOff + STAGES * 16 + 16 + 1024;  // + 2 order barriers, alignment slack
-  static constexpr int kWarpsPerStage = kCoop ? 8 : 4;             // consumer warps reading a stage
+  static constexpr int kWarpsPerStage = kCoop ? 4 * NC : 4;        // consumer warps reading a stage
   // arrivals that free a stage: every local consumer thread that read it, plus one per
   // consumer warp of each other CTA of the cluster (their producers multicast into it)
   static constexpr int kEmptyCount = kWarpsPerStage * 32 + (kCluster - 1) * kWarpsPerStage;
@@ -167,15 +174,22 @@ struct Cfg {
   // producer spilled).
   // Keep in step with generator/families/sm90.py ctas_per_sm().
   static constexpr int kSmemHalfSm = 233472 / 2 - 1024;
-  static constexpr int kCtasPerSm = (kRegsSerial <= W4A16_SM90_LIGHT_REGS && kSmemRaw <= kSmemHalfSm) ? 2 : 1;
+  static constexpr int kCtasPerSm =
+      (NC == 2 && kRegsSerial <= W4A16_SM90_LIGHT_REGS && kSmemRaw <= kSmemHalfSm) ? 2 : 1;
   // A one-CTA-per-SM tile (registers) asks for more than half an SM of shared memory even where
   // its stages need less, so that "shared memory <= kSmemHalfSm" tells the two-per-SM tiles
   // (the runtime's split rule can read it off the kernel descriptor's smem_bytes).
   static constexpr int kSmemBytes = kCtasPerSm == 1 && kSmemRaw <= kSmemHalfSm ? kSmemHalfSm + 1024 : kSmemRaw;
   static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : 232;
+  // One CTA per SM: the registers a thread gets at launch (64K over kThreads, in units of 8: 168 for
+  // 384 threads, 96 for 640), the producer gives back down to kProducerRegs and the consumers
+  // share the rest (setmaxnreg: 232 for two consumer warpgroups, 104 for four).
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static constexpr int kConsumerRegs1 = (kLaunchRegs * kThreads - 128 * kProducerRegs) / (128 * NC) / 8 * 8;
+  static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : (kConsumerRegs1 < 232 ? kConsumerRegs1 : 232);
   // 1 CTA/SM: beyond ~208 ptxas serializes the wgmmas (C7512)
-  static constexpr bool kOverlap = kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : 208);
+  static constexpr bool kOverlap =
+      kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : NC == 2 ? 208 : kConsumerRegs - 24);
   // Without kOverlap, a tile_k 256 k-block is converted and issued in two halves of 8 k16 steps,
   // each half with its own wgmma group, in the registers of one block's fragments: the
   // conversion of one half runs while the other half's wgmmas are in flight (wgmma.wait_group 1
@@ -195,11 +209,14 @@ struct Cfg {
   // and one CTA per SM (at the 96 registers of two CTAs per SM, and with a ring of 4 slots,
   // ptxas serializes the wgmmas: C7512, insufficient registers; so it does for 128x16x256, hence
   // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
+  // Not with four consumer warpgroups: at their 104 registers both loops compiled into one kernel
+  // spill (256x32x128: 140 bytes) and it ran 1.1-1.6x slower than the pre-scaled loop (tenth session).
   static constexpr bool kPost =
-      MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && TK_ <= 128;
+      MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
 
-  static_assert(TN % 64 == 0 && R >= 1, "tile_n: 64 rows per wgmma per warpgroup");
+  static_assert(TN % 64 == 0 && R >= 1 && kWgRows * (kCoop ? NC : 1) == TN, "tile_n: 64 rows per wgmma per warpgroup");
+  static_assert(NC == 2 || (NC == 4 && kCoop), "consumer warpgroups: 2, or 4 (cooperative)");
   static_assert(TM % 8 == 0 && TM >= 8 && TM <= 256, "tile_m: wgmma N in 8..256");
   static_assert(TK == 64 || TK == 128 || TK == 256, "tile_k: 64, 128 or 256");
   // the packed-weight box of a stage: [TN/16 row blocks][KT blocks][128 words]; a tensor-map box
@@ -378,7 +395,7 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
 
 // ------------------------------------------------------------------------- the kernel
 template <typename T, class C>
-__global__ void __launch_bounds__(384, C::kCtasPerSm)
+__global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
                       const __grid_constant__ CUtensorMap tm_d, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -525,7 +542,7 @@ __global__ void __launch_bounds__(384, C::kCtasPerSm)
     const int g = lane >> 2;
     const int t = lane & 3;
     const int rowbase = C::kCoop ? c * C::kWgRows : 0;
-    const int nthr = C::kCoop ? 256 : 128;
+    const int nthr = C::kCoop ? 128 * C::NC : 128;
     const int ltid = C::kCoop ? tid - 128 : tid - 128 * (c + 1);
     const uint32_t epi_bar = C::kCoop ? 1u : 2u + (uint32_t)c;
     const uint32_t epi = base + C::kEpiOff + (C::kCoop ? 0 : c * C::kEpiBufBytes);
@@ -1158,14 +1175,14 @@ static inline int probe() {
 }  // namespace w4a16_sm90
 
 // Entry points used by templates/sm90_kernel.cu.j2.
-template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES>
+template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES, int NC>
 static inline int w4a16_sm90_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
-  return w4a16_sm90::launch<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES>>(p, stream);
+  return w4a16_sm90::launch<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES, NC>>(p, stream);
 }
 
-template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES>
+template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES, int NC>
 static inline int w4a16_sm90_probe(void) {
-  return w4a16_sm90::probe<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES>>();
+  return w4a16_sm90::probe<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES, NC>>();
 }
 
 #endif
