@@ -82,7 +82,9 @@
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
 // and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
 // go on with the next tile) or by 16-byte row-contiguous stores; rows >= M are never
-// stored (the tensor store drops rows outside the tensor).
+// stored (the tensor store drops rows outside the tensor). Where M fits one token tile (and the
+// activations are not multicast) the activation and output boxes hold only M's rows, rounded up
+// to 8 (clipped_rows): TMA rows outside the tensor cost like real ones.
 #ifndef W4A16_SM90_GEMM_SM90_CUH
 #define W4A16_SM90_GEMM_SM90_CUH
 
@@ -250,6 +252,9 @@ struct Params {
   // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
   // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
   int prefetch;
+  // rows of each activation box the producer loads: TM / CN, or fewer where the problem has a
+  // single token tile of fewer rows (launch: clipped_rows); its stage bytes count only these
+  int act_rows;
   float alpha;
 };
 
@@ -454,7 +459,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       for (int y = 0; y < C::CM; ++y) mask_w |= (uint16_t)(1u << (y * C::CN + cn));
       const int gr_rows = p.group < C::TK ? C::TK / p.group : 1;
       const uint32_t tx =
-          (uint32_t)(C::kActBytes + C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
+          (uint32_t)(C::KT * 128 * p.act_rows * C::CN + C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
       const char *sc = (const char *)p.scales;
       const char *zr = (const char *)p.zeros;
       // the copies of k-block kb of unit u into stage st (barrier fb): activations ...
@@ -1016,15 +1021,39 @@ static inline int resident_ctas_per_sm(K kern) {
   return n;
 }
 
+// Rows of the activation and output boxes: a problem whose M fits one token tile (M <= TM, no
+// activation multicast) moves only its own rows, rounded up to whole 8-row swizzle atoms: a box
+// row beyond M is an out-of-bounds row that TMA zero-fills (loads) or drops (stores), and those
+// cost like real rows or more (H100, docs/PERFORMANCE.md tenth session: 128x64x256 on 28672x4096
+// took 50.7 us at M = 17, 43.6 at M = 33 and 33.0 at M = 48). The shared-memory rows beyond the
+// box keep stale data: they only feed the wgmma columns of tokens >= M, which are never stored
+// (stream-K partials carry them, and drop them in the same place). W4A16_SM90_CLIP_BOX=0: always
+// TM rows (A/B switch).
+static inline bool clip_box_enabled() {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_SM90_CLIP_BOX");
+    return !(e && atoi(e) == 0);
+  }();
+  return on;
+}
+
+template <class C>
+static inline int clipped_rows(int m) {
+  if (C::CN != 1 || m > C::TM || !clip_box_enabled()) return C::TM / C::CN;
+  const int r = (m + 7) / 8 * 8;
+  return r < C::TM ? r : C::TM;
+}
+
 template <typename T, class C>
 static inline int launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   EncodeTiledFn encode = encode_tiled_fn();
   if (!encode) return (int)cudaErrorNotSupported;
+  const int rows = clipped_rows<C>(p->m);
   CUtensorMap tm_a, tm_w;
   {
     const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)(C::TM / C::CN)};
+    const cuuint32_t box[2] = {64, (cuuint32_t)rows};
     const cuuint32_t estr[2] = {1, 1};
     if (encode(&tm_a, Pk<T>::kTmaType, 2, const_cast<void *>(p->a), dims, strides, box, estr,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -1055,7 +1084,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (C::kTmaStore) {  // (the split may still change below: W4A16_SM90_SPLIT diagnostics)
     const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->ldd * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)C::TM};
+    const cuuint32_t box[2] = {64, (cuuint32_t)(C::CN == 1 ? rows : C::TM)};
     const cuuint32_t estr[2] = {1, 1};
     if (encode(&tm_d, Pk<T>::kTmaType, 2, p->d, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
@@ -1078,6 +1107,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
   prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
+  prm.act_rows = rows;
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
