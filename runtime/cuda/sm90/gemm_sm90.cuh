@@ -82,9 +82,10 @@
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
 // and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
 // go on with the next tile) or by 16-byte row-contiguous stores; rows >= M are never
-// stored (the tensor store drops rows outside the tensor). Where M fits one token tile (and the
-// activations are not multicast) the activation and output boxes hold only M's rows, rounded up
-// to 8 (clipped_rows): TMA rows outside the tensor cost like real ones.
+// stored (the tensor store drops rows outside the tensor). The last token tile of a problem whose
+// M is not a multiple of TM loads and stores through tensor maps of its own (tm_a_tail, tm_d_tail)
+// whose boxes hold only its rows, rounded up to 8 (tail_rows; not with activation multicast): TMA
+// rows outside the tensor cost as much as real ones, or more.
 #ifndef W4A16_SM90_GEMM_SM90_CUH
 #define W4A16_SM90_GEMM_SM90_CUH
 
@@ -252,9 +253,9 @@ struct Params {
   // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
   // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
   int prefetch;
-  // rows of each activation box the producer loads: TM / CN, or fewer where the problem has a
-  // single token tile of fewer rows (launch: clipped_rows); its stage bytes count only these
-  int act_rows;
+  // rows of the last token tile's boxes (tm_a_tail, tm_d_tail: M - its m0 rounded up to 8, at most
+  // TM; TM / CN with activation multicast); that tile's stages count only these bytes
+  int tail_rows;
   float alpha;
 };
 
@@ -402,7 +403,8 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
 template <typename T, class C>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
-                      const __grid_constant__ CUtensorMap tm_d, const Params p) {
+                      const __grid_constant__ CUtensorMap tm_d, const __grid_constant__ CUtensorMap tm_a_tail,
+                      const __grid_constant__ CUtensorMap tm_d_tail, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -446,6 +448,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 
   const int cid = blockIdx.x / C::kCluster;
   const Walk walk0 = walk_begin<C>(p, cid);
+  // the token tile that holds the last row of M, without being full: its own tensor maps
+  auto is_tail = [&](const Unit &u) { return u.m0 < p.m && u.m0 + C::TM > p.m; };
 
   if (wg == 0) {
     // ===================================================================== producer
@@ -453,25 +457,30 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     if (tid == 0) {
       tma_prefetch_desc(&tm_a);
       tma_prefetch_desc(&tm_w);
+      if (p.tail_rows != C::TM / C::CN) tma_prefetch_desc(&tm_a_tail);
       const uint16_t mask_a = (uint16_t)(((1u << C::CN) - 1u) << (cm * C::CN));
       uint16_t mask_w = 0;
 #pragma unroll
       for (int y = 0; y < C::CM; ++y) mask_w |= (uint16_t)(1u << (y * C::CN + cn));
       const int gr_rows = p.group < C::TK ? C::TK / p.group : 1;
-      const uint32_t tx =
-          (uint32_t)(C::KT * 128 * p.act_rows * C::CN + C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
+      // the bytes of one stage of unit u (its activation rows, all CN slices)
+      const uint32_t tx_w = (uint32_t)(C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
+      auto tx_of = [&](const Unit &u) -> uint32_t {
+        return (uint32_t)(C::KT * 128 * C::CN * (is_tail(u) ? p.tail_rows : C::TM / C::CN)) + tx_w;
+      };
       const char *sc = (const char *)p.scales;
       const char *zr = (const char *)p.zeros;
       // the copies of k-block kb of unit u into stage st (barrier fb): activations ...
       auto load_act = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
         const int kg = (u.kb0 + kb) * C::TK;
+        const CUtensorMap *map = is_tail(u) ? &tm_a_tail : &tm_a;
 #pragma unroll
         for (int h = 0; h < C::KT; ++h) {
           if (C::CN == 1) {
-            tma_load_2d(st + h * C::TM * 128, &tm_a, fb, kg + 64 * h, u.m0);
+            tma_load_2d(st + h * C::TM * 128, map, fb, kg + 64 * h, u.m0);
           } else {
             const int rows = C::TM / C::CN;
-            tma_load_2d_multicast(st + h * C::TM * 128 + cn * rows * 128, &tm_a, fb, kg + 64 * h,
+            tma_load_2d_multicast(st + h * C::TM * 128 + cn * rows * 128, map, fb, kg + 64 * h,
                                   u.m0 + cn * rows, mask_a);
           }
         }
@@ -511,7 +520,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         npre = u.kn < C::STAGES ? u.kn : C::STAGES;
         if (npre > cap) npre = cap;
         for (int kb = 0; kb < npre; ++kb) {
-          mbar_arrive_expect_tx(bar_full + 8 * kb, tx);
+          mbar_arrive_expect_tx(bar_full + 8 * kb, tx_of(u));
           load_w(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
         }
       }
@@ -530,7 +539,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           mbar_wait(bar_empty + 8 * s, ph ^ 1u);
           const uint32_t st = base + s * C::kStageBytes;
           const uint32_t fb = bar_full + 8 * s;
-          mbar_arrive_expect_tx(fb, tx);
+          mbar_arrive_expect_tx(fb, tx_of(u));
           load_act(u, kb, st, fb);
           load_w(u, kb, st, fb);
         }
@@ -901,8 +910,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           fence_proxy_async_shared();
           named_bar_sync(epi_bar, nthr);
           if (ltid == 0) {
+            const CUtensorMap *map = is_tail(u) ? &tm_d_tail : &tm_d;
 #pragma unroll
-            for (int cb = 0; cb < C::TN / 64; ++cb) tma_store_2d(&tm_d, epi + cb * (C::TM * 128), u.n0 + 64 * cb, u.m0);
+            for (int cb = 0; cb < C::TN / 64; ++cb) tma_store_2d(map, epi + cb * (C::TM * 128), u.n0 + 64 * cb, u.m0);
             bulk_commit();
           }
           continue;
@@ -1021,14 +1031,14 @@ static inline int resident_ctas_per_sm(K kern) {
   return n;
 }
 
-// Rows of the activation and output boxes: a problem whose M fits one token tile (M <= TM, no
-// activation multicast) moves only its own rows, rounded up to whole 8-row swizzle atoms: a box
-// row beyond M is an out-of-bounds row that TMA zero-fills (loads) or drops (stores), and those
-// cost like real rows or more (H100, docs/PERFORMANCE.md tenth session: 128x64x256 on 28672x4096
-// took 50.7 us at M = 17, 43.6 at M = 33 and 33.0 at M = 48). The shared-memory rows beyond the
-// box keep stale data: they only feed the wgmma columns of tokens >= M, which are never stored
-// (stream-K partials carry them, and drop them in the same place). W4A16_SM90_CLIP_BOX=0: always
-// TM rows (A/B switch).
+// Rows of the last token tile's activation and output boxes: where M is not a multiple of TM (and
+// the activations are not multicast) that tile moves only its own rows, rounded up to whole 8-row
+// swizzle atoms: a box row beyond M is an out-of-bounds row that TMA zero-fills (loads) or drops
+// (stores), and those cost as much as real rows or more (H100, docs/PERFORMANCE.md tenth session:
+// 128x64x256 on 28672x4096 took 50.7 us at M = 17, 43.6 at M = 33, 33.0 at M = 48; 128x128x128 143
+// us at M = 160 against 114 at M = 200). The shared-memory rows beyond the box keep stale data:
+// they only feed the wgmma columns of tokens >= M, which are never stored (stream-K partials carry
+// them and drop them in the same place). W4A16_SM90_CLIP_BOX=0: always TM rows (A/B switch).
 static inline bool clip_box_enabled() {
   static const bool on = []() {
     const char *e = getenv("W4A16_SM90_CLIP_BOX");
@@ -1038,9 +1048,10 @@ static inline bool clip_box_enabled() {
 }
 
 template <class C>
-static inline int clipped_rows(int m) {
-  if (C::CN != 1 || m > C::TM || !clip_box_enabled()) return C::TM / C::CN;
-  const int r = (m + 7) / 8 * 8;
+static inline int tail_rows(int m) {
+  const int last = m % C::TM;  // rows of the last token tile, 0: a full one
+  if (C::CN != 1 || last == 0 || !clip_box_enabled()) return C::TM / C::CN;
+  const int r = (last + 7) / 8 * 8;
   return r < C::TM ? r : C::TM;
 }
 
@@ -1048,14 +1059,14 @@ template <typename T, class C>
 static inline int launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   EncodeTiledFn encode = encode_tiled_fn();
   if (!encode) return (int)cudaErrorNotSupported;
-  const int rows = clipped_rows<C>(p->m);
-  CUtensorMap tm_a, tm_w;
-  {
+  const int tail = tail_rows<C>(p->m);
+  CUtensorMap tm_a, tm_w, tm_a_tail;
+  for (int t = 0; t < 2; ++t) {  // every token tile but a part-full last one; that one
     const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)rows};
+    const cuuint32_t box[2] = {64, (cuuint32_t)(t == 0 ? C::TM / C::CN : tail)};
     const cuuint32_t estr[2] = {1, 1};
-    if (encode(&tm_a, Pk<T>::kTmaType, 2, const_cast<void *>(p->a), dims, strides, box, estr,
+    if (encode(t == 0 ? &tm_a : &tm_a_tail, Pk<T>::kTmaType, 2, const_cast<void *>(p->a), dims, strides, box, estr,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
@@ -1079,15 +1090,16 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
   }
-  CUtensorMap tm_d;
+  CUtensorMap tm_d, tm_d_tail;
   memset(&tm_d, 0, sizeof(tm_d));
-  if (C::kTmaStore) {  // (the split may still change below: W4A16_SM90_SPLIT diagnostics)
+  memset(&tm_d_tail, 0, sizeof(tm_d_tail));
+  for (int t = 0; C::kTmaStore && t < 2; ++t) {  // (the split may still change below: W4A16_SM90_SPLIT)
     const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->ldd * 2};
-    const cuuint32_t box[2] = {64, (cuuint32_t)(C::CN == 1 ? rows : C::TM)};
+    const cuuint32_t box[2] = {64, (cuuint32_t)(t == 0 || C::CN != 1 ? C::TM : tail)};
     const cuuint32_t estr[2] = {1, 1};
-    if (encode(&tm_d, Pk<T>::kTmaType, 2, p->d, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+    if (encode(t == 0 ? &tm_d : &tm_d_tail, Pk<T>::kTmaType, 2, p->d, dims, strides, box, estr,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
   }
@@ -1107,7 +1119,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
   prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
-  prm.act_rows = rows;
+  prm.tail_rows = tail;
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
@@ -1178,7 +1190,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (!prm.streamk && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
-  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, prm);
+  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
     cudaLaunchConfig_t rc = {};
