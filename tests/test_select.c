@@ -62,6 +62,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm80_bf16_u4_fgs_64x32x64_s4", S80, 80, 999, BF, FGS, 64, 32, 64, 4, 16),
     K_("w4a16_sm80_bf16_u4_fgsz_128x16x128_s4", S80, 80, 999, BF, FGSZ, 128, 16, 128, 4, 16),
     K_("w4a16_sm80_f16_u4_fgs_128x16x128_s4", S80, 80, 999, FH, FGS, 128, 16, 128, 4, 16),
+    K_("w4a16_sm90_bf16_u4_fgs_128x128x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 128, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 256, 64, 4, 1),
@@ -317,6 +318,30 @@ static void test_h100_wg4(void **state) {
   assert_int_equal(r[1].kernel->threads, 640);
 }
 
+/* M = 257..512 splits at 384 (the last token tile's boxes clipped to its rows): 128x128x128 up to 384,
+   the 256-token class above, on every N range */
+static void test_h100_m257_split(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  const int64_t nk[3][2] = {{10240, 8192}, {57344, 8192}, {4096, 14336}};
+  const char *lo[3] = {"h100-m257-384-n6145-16384", "h100-m257-384-n16385-up", "h100-m257-384-n0-6144-k8193-up"};
+  const char *hi[3] = {"h100-m385-512-n6145-16384", "h100-m385-512-n16385-up", "h100-m385-512-n0-6144-k8193-up"};
+  for (int i = 0; i < 3; ++i) {
+    w4a16_problem p = bf16_problem(300, nk[i][0], nk[i][1]);
+    const w4a16_kernel_desc *k = h100_pick(&p, lo[i], r, &n);
+    assert_int_equal(k->tile_m, 128);
+    assert_int_equal(k->tile_k, 128);
+    p.m = 384;
+    assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
+    p.m = 385;
+    k = h100_pick(&p, hi[i], r, &n);
+    assert_int_equal(k->tile_m, 256);
+    assert_int_equal(k->tile_k, 64);
+    check_ranking(&p, 90, r, n);
+  }
+}
+
 static void test_arch_filter(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -474,7 +499,7 @@ static void test_requested_prefix(void **state) {
 /* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
 static void test_waves_efficiency(void **state) {
   (void)state;
-  const w4a16_kernel_desc *kd = &fake[16]; /* sm90 128x128, no split-K */
+  const w4a16_kernel_desc *kd = &fake[17]; /* sm90 128x128, no split-K */
   assert_int_equal(kd->tile_m, 128);
   assert_int_equal(kd->split_k, 1);
   float we = 0;
@@ -524,13 +549,13 @@ static void test_estimate_monotone(void **state) {
   unsetenv("W4A16_SM90_STREAMK");
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
-  float big = w4a16_heuristic_estimate_us(&fake[16], &p, 132, 1, NULL);
-  float small = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
+  float big = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(&fake[18], &p, 132, 1, NULL);
   assert_true(small < big);
   /* large M: the 128x128 tile beats 128x16 */
   p = bf16_problem(4096, 28672, 4096);
-  big = w4a16_heuristic_estimate_us(&fake[16], &p, 132, 1, NULL);
-  small = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
+  big = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(&fake[18], &p, 132, 1, NULL);
   assert_true(big < small);
 }
 
@@ -539,7 +564,7 @@ static void test_estimate_monotone(void **state) {
    M = 4096 (H100 measurements, docs/PERFORMANCE.md sixth session) */
 static void test_estimate_cluster(void **state) {
   (void)state;
-  w4a16_kernel_desc one = fake[18], two = fake[18]; /* sm90 128x256x64 */
+  w4a16_kernel_desc one = fake[19], two = fake[19]; /* sm90 128x256x64 */
   assert_int_equal(one.tile_m, 256);
   two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
   two.cluster_n = 2;
@@ -781,7 +806,7 @@ int main(void) {
   setenv("W4A16_CACHE_PATH", path, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90), cmocka_unit_test(test_h100_table),
-      cmocka_unit_test(test_h100_wg4),
+      cmocka_unit_test(test_h100_wg4),        cmocka_unit_test(test_h100_m257_split),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
       cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
       cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),
