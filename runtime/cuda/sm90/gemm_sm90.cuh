@@ -1061,7 +1061,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (!encode) return (int)cudaErrorNotSupported;
   const int tail = tail_rows<C>(p->m);
   CUtensorMap tm_a, tm_w, tm_a_tail;
-  for (int t = 0; t < 2; ++t) {  // every token tile but a part-full last one; that one
+  for (int t = 0; t < 2; ++t) {  // t = 0: the full token tiles; t = 1: a part-full last one (tail rows)
     const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
     const cuuint32_t box[2] = {64, (cuuint32_t)(t == 0 ? C::TM / C::CN : tail)};
