@@ -582,6 +582,26 @@ static void test_estimate_cluster(void **state) {
   p = bf16_problem(256, 8192, 8192);
   assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(r[0].kernel->cluster_n, 1);
+  /* the widest layer at M = 129..256 and 385..512: rows with cluster_max 1 keep the 2x1x1 kernel out
+     of their tier, though the cost model alone would rank it first at M = 200 */
+  const int64_t ms[3] = {200, 256, 448};
+  for (int i = 0; i < 3; ++i) {
+    p = bf16_problem(ms[i], 57344, 8192);
+    assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].kernel->cluster_n, 1);
+    assert_non_null(strstr(r[0].rule, "-n16385-up"));
+    assert_null(strstr(r[1].rule, "-n16385-up"));
+  }
+  p = bf16_problem(200, 57344, 8192);
+  assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) < w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
+  /* a rule's cluster_max counts every CTA of the cluster */
+  w4a16_heuristic_rule rule = {.name = "no-clusters", .m_min = 1, .cc_min = 80, .family = -1, .cluster_max = 1};
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, pair, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(r[0].rule, "no-clusters");
+  assert_int_equal(r[0].kernel->cluster_n, 1);
+  assert_string_not_equal(r[1].rule, "no-clusters");
 }
 
 /* custom rule tables through the internal entry point: ranges, tiers, waves */

@@ -117,6 +117,8 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *  threads_min/_max   the kernel's threads per CTA (0 = no bound): tells the sm90 cooperative
  *                     kernels with four consumer warpgroups (640 threads, name suffix "_wg4")
  *                     from those with two (384) of the same tile
+ *  cluster_max        the kernel's CTAs per thread-block cluster (cluster_n x cluster_m x
+ *                     cluster_k) at most this (0 = any): 1 keeps a row to kernels without clusters
  * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
  * fewer threads, then name.
  */
@@ -139,6 +141,7 @@ typedef struct w4a16_heuristic_rule {
   unsigned modes;             /* problem: quant-mode bit mask, 0 = any */
   int group_max;              /* problem: group_size <= group_max, 0 = any (last, likewise) */
   int threads_min, threads_max; /* kernel: threads per CTA, 0 = no bound (last, likewise) */
+  int cluster_max;              /* kernel: CTAs per cluster at most, 0 = any (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */
