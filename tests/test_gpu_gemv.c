@@ -263,6 +263,76 @@ static void test_long_k(void **state) {
   if (!tested) skip();
 }
 
+/* An sm90 test problem of kernel k's dtype and mode: M = rows, N = n, K = 1280 (five k-blocks of 256)
+   for tile_k 256, else 1152 (nine of 128, 18 of 64), groups of 128 (per-column: none), a bias, and
+   D rows padded (ldd = N + 8). */
+static w4a16_problem sm90_case(const w4a16_kernel_desc *k, int rows, int64_t n) {
+  w4a16_problem p = test_problem(rows, n, k->tile_k == 256 ? 1280 : 1152,
+                                 k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+  p.has_bias = 1;
+  p.ldd = p.n + 8;
+  return p;
+}
+
+/* Runs problem p (bias, ldd set) through kernel k twice over workspaces of different garbage:
+   every element of D must be written (D poisoned), the two runs must give the same bits, and all M
+   rows x 256 sampled columns (the first and last too) must match the float64 reference of those
+   columns. `what` names the schedule in failure messages. */
+static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, test_rng *rr, const char *what) {
+  const w4a16_problem p = *pp;
+  test_rng r = *rr;
+  const int sms = sm_count();
+  size_t ws_bytes = 0;
+  assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+  assert_true(ws_bytes > 0);
+  gemv_data g;
+  data_create(&g, &r, &p);
+  void *ws = NULL;
+  CUDA_OK(cudaMalloc(&ws, ws_bytes));
+  uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0xFF);
+  uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x00);
+  const int64_t m = p.m, n = p.n, kk = p.k, groups = p.mode == W4A16_PER_COLUMN_SCALE_ONLY ? 1 : kk / p.group_size;
+  for (int64_t row = 0; row < m; ++row) {
+    if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)n) != 0)
+      fail_msg("%s: %s result differs between runs (row %lld)", k->name, what, (long long)row);
+    for (int64_t col = 0; col < n; ++col)
+      if (one[row * p.ldd + col] == 0xFFFF) fail_msg("%s: D[%lld][%lld] not written", k->name, (long long)row, (long long)col);
+  }
+  /* the reference of 256 columns: the problem restricted to them */
+  enum { NS = 256 };
+  int64_t cols[NS];
+  cols[0] = 0;
+  cols[1] = n - 1;
+  for (int c = 2; c < NS; ++c) cols[c] = (int64_t)(test_rng_next(&r) % (uint64_t)n);
+  w4a16_problem q = p;
+  q.n = NS;
+  q.ldd = 0;
+  uint8_t *codes = malloc((size_t)(NS * kk));
+  uint16_t *s = malloc(sizeof(uint16_t) * (size_t)(groups * NS)), *z = malloc(sizeof(uint16_t) * (size_t)(groups * NS));
+  uint16_t *bias = malloc(sizeof(uint16_t) * NS);
+  double *ref = malloc(sizeof(double) * (size_t)(m * NS)), *got = malloc(sizeof(double) * (size_t)(m * NS));
+  for (int c = 0; c < NS; ++c) {
+    memcpy(codes + (size_t)c * kk, g.codes + (size_t)cols[c] * kk, (size_t)kk);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      s[gi * NS + c] = g.s[gi * n + cols[c]];
+      z[gi * NS + c] = g.z[gi * n + cols[c]];
+    }
+    bias[c] = g.bias[cols[c]];
+  }
+  assert_int_equal(w4a16_reference_gemm(&q, g.a, codes, s, z, bias, 0.75f, ref), W4A16_STATUS_OK);
+  for (int64_t row = 0; row < m; ++row)
+    for (int c = 0; c < NS; ++c) got[row * NS + c] = test_from_dtype(one[row * p.ldd + cols[c]], p.dtype);
+  const double err = test_rel_error(got, ref, (size_t)(m * NS));
+  const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+  if (!(err < tol))
+    fail_msg("%s: %s M=%lld N=%lld K=%lld: rel error %.3g (tol %.1g)", k->name, what, (long long)m, (long long)n,
+             (long long)kk, err, tol);
+  free(codes); free(s); free(z); free(bias); free(ref); free(got); free(one); free(two);
+  cudaFree(ws);
+  data_destroy(&g);
+  *rr = r;
+}
+
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
    waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
    (w4a16_stream_k_min_m: from 65, from 17 for tile_k 256) and not a multiple of the tile, K giving
@@ -289,62 +359,41 @@ static void test_stream_k(void **state) {
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
     const int n_cl = (slots * 13 / 10 + m_cl - 1) / m_cl;
     /* K = 1152 (9 k-blocks of 128, 18 of 64) for uneven parts; 1280 (5 of 256) for tile_k 256 */
-    w4a16_problem p = test_problem(rows, (int64_t)n_cl * k->tile_n * cn, k->tile_k == 256 ? 1280 : 1152,
-                                   k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
-    p.has_bias = 1;
-    p.ldd = p.n + 8;
+    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
     if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
     if (w4a16_choose_stream_k(k, &p, sms) != 1)
       fail_msg("%s: M=%lld N=%lld K=%lld does not take stream-K", k->name, (long long)p.m, (long long)p.n,
                (long long)p.k);
-    size_t ws_bytes = 0;
-    assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
-    assert_true(ws_bytes > 0);
-    gemv_data g;
-    data_create(&g, &r, &p);
-    void *ws = NULL;
-    CUDA_OK(cudaMalloc(&ws, ws_bytes));
-    uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0xFF);
-    uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x00);
-    const int64_t m = p.m, n = p.n, kk = p.k, groups = p.mode == W4A16_PER_COLUMN_SCALE_ONLY ? 1 : kk / p.group_size;
-    for (int64_t row = 0; row < m; ++row) {
-      if (memcmp(one + row * p.ldd, two + row * p.ldd, sizeof(uint16_t) * (size_t)n) != 0)
-        fail_msg("%s: stream-K result differs between runs (row %lld)", k->name, (long long)row);
-      for (int64_t col = 0; col < n; ++col)
-        if (one[row * p.ldd + col] == 0xFFFF) fail_msg("%s: D[%lld][%lld] not written", k->name, (long long)row, (long long)col);
-    }
-    /* the reference of 256 columns: the problem restricted to them */
-    enum { NS = 256 };
-    int64_t cols[NS];
-    cols[0] = 0;
-    cols[1] = n - 1;
-    for (int c = 2; c < NS; ++c) cols[c] = (int64_t)(test_rng_next(&r) % (uint64_t)n);
-    w4a16_problem q = p;
-    q.n = NS;
-    q.ldd = 0;
-    uint8_t *codes = malloc((size_t)(NS * kk));
-    uint16_t *s = malloc(sizeof(uint16_t) * (size_t)(groups * NS)), *z = malloc(sizeof(uint16_t) * (size_t)(groups * NS));
-    uint16_t *bias = malloc(sizeof(uint16_t) * NS);
-    double *ref = malloc(sizeof(double) * (size_t)(m * NS)), *got = malloc(sizeof(double) * (size_t)(m * NS));
-    for (int c = 0; c < NS; ++c) {
-      memcpy(codes + (size_t)c * kk, g.codes + (size_t)cols[c] * kk, (size_t)kk);
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        s[gi * NS + c] = g.s[gi * n + cols[c]];
-        z[gi * NS + c] = g.z[gi * n + cols[c]];
-      }
-      bias[c] = g.bias[cols[c]];
-    }
-    assert_int_equal(w4a16_reference_gemm(&q, g.a, codes, s, z, bias, 0.75f, ref), W4A16_STATUS_OK);
-    for (int64_t row = 0; row < m; ++row)
-      for (int c = 0; c < NS; ++c) got[row * NS + c] = test_from_dtype(one[row * p.ldd + cols[c]], p.dtype);
-    const double err = test_rel_error(got, ref, (size_t)(m * NS));
-    const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
-    if (!(err < tol))
-      fail_msg("%s: stream-K M=%lld N=%lld K=%lld: rel error %.3g (tol %.1g)", k->name, (long long)m, (long long)n,
-               (long long)kk, err, tol);
-    free(codes); free(s); free(z); free(bias); free(ref); free(got); free(one); free(two);
-    cudaFree(ws);
-    data_destroy(&g);
+    check_two_runs(k, &p, &r, "stream-K");
+    ++tested;
+  }
+  if (!tested) skip();
+}
+
+/* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
+   would run and two CTAs a tile fill 90-100 % of the SMs, the two CTAs of a cluster split the tile's
+   K and rank 1 hands its accumulators to rank 0 through shared memory): for every selected sm90
+   kernel, sms / 2 output tiles (one row of them along M, the last rows of the token tile empty), K
+   of an odd number of k-blocks (uneven halves). Kernels the mode does not apply to (clusters,
+   pingpong, tiles whose accumulators exceed a stage) run the same problem by stream-K. */
+static void test_k_pair(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("sm90_k_pair");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
+    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+    const int min_m = w4a16_stream_k_min_m(k);
+    const int rows = k->tile_m * cm - 3 > min_m ? k->tile_m * cm - 3 : min_m;
+    const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
+    const int n_cl = sms / 2 / (m_cl * cn * cm) > 0 ? sms / 2 / (m_cl * cn * cm) : 1;
+    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+    if (w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    check_two_runs(k, &p, &r, "K pair");
     ++tested;
   }
   if (!tested) skip();
@@ -356,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
       cmocka_unit_test(test_stream_k),
+      cmocka_unit_test(test_k_pair),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

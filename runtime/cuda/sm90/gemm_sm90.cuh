@@ -71,6 +71,15 @@
 // always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
 // Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023).
 //
+// K pair (p->kpair, where the runtime chose stream-K but two CTAs a tile fill 90-100 % of the SMs,
+// e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in clusters of
+// two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest (rank 1). Rank 0's
+// producer announces, once its last use is released, the stage that its remaining k-blocks no longer
+// need; rank 1 writes its fp32 accumulators there by st.async (distributed shared memory, counted on
+// an mbarrier of rank 0), rank 0 adds them after its own and runs the epilogue. No workspace, no
+// flags, no global round trip: stream-K's fixup (the partial's release, the flag, the reads) cost
+// 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session).
+//
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
 // producer issues the weight/scale copies of its first stages before griddepcontrol.wait
@@ -214,6 +223,9 @@ struct Cfg {
   // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
   // Not with four consumer warpgroups: at their 104 registers both loops compiled into one kernel
   // spill (256x32x128: 140 bytes) and it ran 1.1-1.6x slower than the pre-scaled loop (tenth session).
+  // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles whose fp32 accumulators fit a stage
+  // (rank 1's go into a stage of rank 0); it uses the two order barriers, idle in this schedule.
+  static constexpr bool kPairOk = kCoop && kCluster == 1 && TN * TM * 4 <= kStageBytes;
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
@@ -248,6 +260,10 @@ struct Params {
   // "Stream-K" above)
   int streamk;
   int sk_base, sk_rem;
+  // != 0: K split in two across the two CTAs of a cluster (Cfg::kPairOk, launched with cluster
+  // dimension 2): CTA 2 t + r runs tile t's k-blocks [r h, h + r (k - h)) with h = ceil(k / 2), and
+  // rank 1 hands its accumulators to rank 0 through shared memory (no workspace, no flags)
+  int kpair;
   uint32_t token;      // this launch's flag value (never 0)
   uint32_t *flags;
   // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
@@ -362,7 +378,10 @@ struct Walk {
 template <class C>
 static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   Walk w;
-  if (p.streamk) {
+  if (p.kpair) {
+    w.it = 0;
+    w.end = 1;
+  } else if (p.streamk) {
     w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
     w.end = w.it + p.sk_base + (cid < p.sk_rem ? 1 : 0);
   } else {
@@ -378,6 +397,15 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
   const int n_cl = p.n / (C::TN * C::CN);
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
   const int k = p.k / C::TK;
+  if (p.kpair) {
+    // one unit: tile blockIdx / 2, rank 0 the first ceil(k / 2) k-blocks, rank 1 the rest
+    const int rank = (int)(blockIdx.x & 1u), h = (k + 1) / 2;
+    u = decode_unit<C>((int)(blockIdx.x >> 1), n_cl, m_cl, k, 1, cn, cm);
+    u.kb0 = rank ? h : 0;
+    u.kn = rank ? k - h : h;
+    w.it = w.end;
+    return true;
+  }
   if (!p.streamk) {
     u = decode_unit<C>(w.it, n_cl, m_cl, k, p.split_k, cn, cm);
     w.it += (int)(gridDim.x / C::kCluster);
@@ -422,11 +450,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       mbar_init(bar_full + 8 * s, 1);
       mbar_init(bar_empty + 8 * s, C::kEmptyCount);
     }
-    mbar_init(bar_order, 128);
-    mbar_init(bar_order + 8, 128);
+    // K pair: "rank 0's stages are free" (rank 1's) and "rank 1's accumulators are in" (rank 0's)
+    mbar_init(bar_order, C::kPairOk && p.kpair ? 1 : 128);
+    mbar_init(bar_order + 8, C::kPairOk && p.kpair ? 1 : 128);
     fence_barrier_init();
   }
-  if (C::kCluster > 1) {
+  if (C::kCluster > 1 || (C::kPairOk && p.kpair)) {
     cluster_sync();
   } else {
     __syncthreads();
@@ -543,6 +572,15 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           load_act(u, kb, st, fb);
           load_w(u, kb, st, fb);
         }
+      }
+      if (C::kPairOk && p.kpair && (blockIdx.x & 1u) == 0) {
+        // K pair, rank 0: the stage of position pos (= this CTA's k-blocks) is free for good once its
+        // last use, STAGES positions back, is released, a few k-blocks before the mainloop ends:
+        // expect rank 1's accumulators there and tell rank 1 (its barrier, phase 0)
+        const uint32_t s = pos % C::STAGES;
+        mbar_wait(bar_empty + 8 * s, ((pos / C::STAGES) & 1u) ^ 1u);
+        mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
+        mbar_arrive_cluster(bar_order, 1u);
       }
     }
     __syncwarp();
@@ -810,6 +848,40 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       if (!C::kCoop) mbar_arrive_local(bar_order + 8 * (1 - c));  // the other warpgroup's turn
 
       // ------------------------------------------------------------------- epilogue
+      if (C::kPairOk && p.kpair) {
+        // K pair: rank 1's accumulators go into a stage of rank 0 that rank 0's mainloop no longer
+        // uses (the one its producer announced, see above), in fragment order, by st.async counted
+        // on rank 0's barrier; rank 0 adds them to its own (k-blocks [0, h) then [h, k): the same
+        // bits on every run), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1 may leave)
+        // and runs the epilogue
+        const uint32_t bar_free = bar_order, bar_in = bar_order + 8;
+        const uint32_t h = (uint32_t)((p.k / C::TK + 1) / 2);  // rank 0's k-blocks
+        const uint32_t slot = base + (h % C::STAGES) * C::kStageBytes + (uint32_t)ltid * 16u;
+        if (blockIdx.x & 1u) {
+          mbar_wait(bar_free, 0);
+#pragma unroll
+          for (int r = 0; r < C::R; ++r)
+#pragma unroll
+            for (int i = 0; i < C::TM / 8; ++i)
+              st_async_v4(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u, bar_in, 0u,
+                          make_uint4(__float_as_uint(acc[r][4 * i]), __float_as_uint(acc[r][4 * i + 1]),
+                                     __float_as_uint(acc[r][4 * i + 2]), __float_as_uint(acc[r][4 * i + 3])));
+          mbar_wait(bar_free, 1);
+          continue;
+        }
+        mbar_wait(bar_in, 0);
+#pragma unroll
+        for (int r = 0; r < C::R; ++r)
+#pragma unroll
+          for (int i = 0; i < C::TM / 8; ++i) {
+            const uint4 v = lds128(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
+            acc[r][4 * i] += __uint_as_float(v.x);
+            acc[r][4 * i + 1] += __uint_as_float(v.y);
+            acc[r][4 * i + 2] += __uint_as_float(v.z);
+            acc[r][4 * i + 3] += __uint_as_float(v.w);
+          }
+        if (ltid == 0) mbar_arrive_cluster(bar_free, 1u);
+      }
       if (p.split_k > 1) {
         // fp32 partials straight from the accumulators: for a token row, lanes g = 0..7
         // write 8 consecutive floats (whole 32-byte sectors)
@@ -1006,6 +1078,50 @@ static inline bool streamk_enabled() {
   return on;
 }
 
+// W4A16_SM90_KPAIR=0: stream-K where the K-pair mode would run (A/B switch).
+static inline bool kpair_enabled() {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_SM90_KPAIR");
+    return !(e && atoi(e) == 0);
+  }();
+  return on;
+}
+
+// How many clusters of `csize` CTAs of this kernel can be resident at once (0 when the query fails);
+// clusters must sit in one GPC, so fewer may fit than SMs / csize.
+template <class C, class K>
+static inline int max_active_clusters(K kern, int csize, long long ctas) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)csize;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3((unsigned)ctas, 1, 1);
+  cfg.blockDim = dim3(C::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = C::kSmemBytes;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    n = 0;
+  }
+  return n;
+}
+
+// Clusters of two CTAs of this kernel resident at once (the K pair), cached per SM count.
+template <class C, class K>
+static inline long long pair_clusters(K kern, int sms) {
+  static int cached_sms = -1;
+  static long long cached = 0;
+  if (cached_sms != sms) {
+    cached = max_active_clusters<C>(kern, 2, sms / 2 * 2);
+    cached_sms = sms;
+  }
+  return cached;
+}
+
 // A flag value per launch for stream-K: never 0, and never four equal bytes (the patterns of a
 // memset workspace). Thread-safe.
 static inline uint32_t next_token() {
@@ -1152,14 +1268,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     // persistent grid must be resident as a whole (queried once per kernel and SM count)
     static int cached_sms = -1, cached = 0;
     if (cached_sms != sms) {
-      cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
-      cfg.numAttrs = 1;
-      int n = 0;
-      if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess) {
-        cudaGetLastError();
-        n = 0;
-      }
-      cached = n;
+      cached = max_active_clusters<C>(kern, C::kCluster, clusters * C::kCluster);
       cached_sms = sms;
     }
     if (cached > 0 && clusters > cached) clusters = cached;
@@ -1172,7 +1281,18 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.sk_rem = 0;
   prm.token = 0;
   prm.flags = nullptr;
-  if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
+  prm.kpair = 0;
+  // K pair (Params::kpair) in place of stream-K where two CTAs a tile fill the GPU: the tiles pair
+  // up with at least 90 % of the SMs and every pair is resident at once (clusters of two sit in one
+  // GPC). Stream-K's fixup (the partial's release, the flag, the reads) cost 9-24 % of these
+  // problems' time on an H100-class part (docs/PERFORMANCE.md, eleventh session).
+  const long long tiles = (long long)n_cl * m_cl;
+  if (C::kPairOk && p->stream_k && prm.split_k == 1 && streamk_enabled() && kpair_enabled() && p->k / C::TK >= 2 &&
+      2 * tiles <= sms && 20 * tiles >= 9 * (long long)sms && tiles <= pair_clusters<C>(kern, sms)) {
+    prm.kpair = 1;
+    clusters = 2 * tiles;  // CTAs (kCluster is 1)
+    attr[0].val.clusterDim.x = 2;
+  } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
     const long long iters = (long long)n_cl * m_cl * (p->k / C::TK);
     long long g = clusters < iters ? clusters : iters;
     const size_t slots = (size_t)g * C::kCluster * C::TN * C::TM * sizeof(float);
@@ -1187,7 +1307,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       clusters = g;
     }
   }
-  if (!prm.streamk && clusters > units) clusters = units;
+  if (!prm.streamk && !prm.kpair && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, prm);

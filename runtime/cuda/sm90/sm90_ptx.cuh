@@ -188,6 +188,17 @@ static __device__ __forceinline__ uint32_t cluster_ctarank() {
   return r;
 }
 
+// 16 bytes into the shared memory of CTA `rank` of the cluster at offset dst, counted on its barrier
+// at offset bar (complete_tx, like a TMA copy): the peer waits on that barrier for the bytes.
+static __device__ __forceinline__ void st_async_v4(uint32_t dst, uint32_t bar, uint32_t rank, uint4 v) {
+  uint32_t rdst, rbar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdst) : "r"(dst), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(bar), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(rdst),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(rbar)
+               : "memory");
+}
+
 static __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
