@@ -21,8 +21,11 @@
 // the previous block's wgmmas where registers hold two fragment buffers (Cfg::kOverlap), the
 // other half of its own block's wgmmas for the tile_k 256 tiles (Cfg::kHalves), else none.
 //
-// Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled),
-// the packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
+// Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled: KT boxes
+// of [TM rows x 64 k]; a full token tile's KT boxes by one copy of a 3-D map, [K/64] x [M] x [64 k]
+// with a 128-byte chunk stride, Params::a3d: the producer's copy issue had been a bound of the small
+// token tiles, 0.87-1.01x for 128x32x256, 0.92-1.05x for 256x16x128, H100, eleventh session), the
+// packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
 // and the scale (zero) rows of the tile (1-D bulk
@@ -269,6 +272,10 @@ struct Params {
   // != 0: early trigger, and the weights of the first stages are loaded before griddepcontrol.wait:
   // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
   int prefetch;
+  // != 0: tm_a is 3-D ([K/64 chunks][M rows][64 k], chunk stride 128 bytes), so one copy brings a
+  // full token tile's KT boxes of a stage (same shared layout as KT 2-D copies); the tail tile's map
+  // stays 2-D (its boxes sit TM rows apart)
+  int a3d;
   // rows of the last token tile's boxes (tm_a_tail, tm_d_tail: M - its m0 rounded up to 8, at most
   // TM; TM / CN with activation multicast); that tile's stages count only these bytes
   int tail_rows;
@@ -503,6 +510,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       auto load_act = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
         const int kg = (u.kb0 + kb) * C::TK;
         const CUtensorMap *map = is_tail(u) ? &tm_a_tail : &tm_a;
+        if (C::CN == 1 && C::KT > 1 && p.a3d && !is_tail(u)) {
+          tma_load_3d(st, map, fb, 0, u.m0, kg / 64);
+          return;
+        }
 #pragma unroll
         for (int h = 0; h < C::KT; ++h) {
           if (C::CN == 1) {
@@ -1078,6 +1089,15 @@ static inline bool streamk_enabled() {
   return on;
 }
 
+// W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies (A/B switch).
+static inline bool a3d_enabled() {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_SM90_A3D");
+    return !(e && atoi(e) == 0);
+  }();
+  return on;
+}
+
 // W4A16_SM90_KPAIR=0: stream-K where the K-pair mode would run (A/B switch).
 static inline bool kpair_enabled() {
   static const bool on = []() {
@@ -1177,7 +1197,20 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (!encode) return (int)cudaErrorNotSupported;
   const int tail = tail_rows<C>(p->m);
   CUtensorMap tm_a, tm_w, tm_a_tail;
+  int a3d = 0;
+  if (C::CN == 1 && C::KT > 1 && a3d_enabled()) {
+    // [K/64 chunks][M rows][64 k]: the chunk stride (128 bytes) is below the row stride, which the
+    // encoder may refuse; then the 2-D map below
+    const cuuint64_t dims[3] = {64, (cuuint64_t)p->m, (cuuint64_t)(p->k / 64)};
+    const cuuint64_t strides[2] = {(cuuint64_t)p->lda * 2, 128};
+    const cuuint32_t box[3] = {64, (cuuint32_t)C::TM, (cuuint32_t)C::KT};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    a3d = encode(&tm_a, Pk<T>::kTmaType, 3, const_cast<void *>(p->a), dims, strides, box, estr,
+                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  }
   for (int t = 0; t < 2; ++t) {  // t = 0: the full token tiles; t = 1: a part-full last one (tail rows)
+    if (t == 0 && a3d) continue;
     const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
     const cuuint32_t box[2] = {64, (cuuint32_t)(t == 0 ? C::TM / C::CN : tail)};
@@ -1236,6 +1269,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
   prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
   prm.tail_rows = tail;
+  prm.a3d = a3d;
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
