@@ -29,7 +29,7 @@
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
 // and the scale (zero) rows of the tile (1-D bulk
-// copies). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
+// copies; one copy of a 2-D map, Params::s2d, where a stage holds four rows or more). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
 // complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
 // thread that read the stage, and one per consumer warp of every other CTA of the
 // cluster, whose producers multicast into this CTA's stage).
@@ -276,6 +276,9 @@ struct Params {
   // full token tile's KT boxes of a stage (same shared layout as KT 2-D copies); the tail tile's map
   // stays 2-D (its boxes sit TM rows apart)
   int a3d;
+  // != 0: a stage's scale (zero) rows by one copy of the 2-D maps tm_s (tm_z), [G groups] x [N], box
+  // [rows a stage] x [tile_n], instead of one bulk copy a row
+  int s2d;
   // rows of the last token tile's boxes (tm_a_tail, tm_d_tail: M - its m0 rounded up to 8, at most
   // TM; TM / CN with activation multicast); that tile's stages count only these bytes
   int tail_rows;
@@ -439,7 +442,8 @@ template <typename T, class C>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
                       const __grid_constant__ CUtensorMap tm_d, const __grid_constant__ CUtensorMap tm_a_tail,
-                      const __grid_constant__ CUtensorMap tm_d_tail, const Params p) {
+                      const __grid_constant__ CUtensorMap tm_d_tail, const __grid_constant__ CUtensorMap tm_s,
+                      const __grid_constant__ CUtensorMap tm_z, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -493,6 +497,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     if (tid == 0) {
       tma_prefetch_desc(&tm_a);
       tma_prefetch_desc(&tm_w);
+      if (p.s2d) tma_prefetch_desc(&tm_s);
+      if (p.s2d && C::kZeros) tma_prefetch_desc(&tm_z);
       if (p.tail_rows != C::TM / C::CN) tma_prefetch_desc(&tm_a_tail);
       const uint16_t mask_a = (uint16_t)(((1u << C::CN) - 1u) << (cm * C::CN));
       uint16_t mask_w = 0;
@@ -539,6 +545,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
                                 mask_w);
         }
         const int g0 = kg / p.group;
+        if (p.s2d) {
+          tma_load_2d(st + C::kSOff, &tm_s, fb, u.n0, g0);
+          if (C::kZeros) tma_load_2d(st + C::kZOff, &tm_z, fb, u.n0, g0);
+          return;
+        }
         for (int r = 0; r < gr_rows; ++r) {
           const size_t off = ((size_t)(g0 + r) * p.n + u.n0) * 2;
           bulk_load(st + C::kSOff + r * C::kRowBytes, sc + off, C::kRowBytes, fb);
@@ -1089,6 +1100,15 @@ static inline bool streamk_enabled() {
   return on;
 }
 
+// W4A16_SM90_S2D=0: a stage's scale (zero) rows by one bulk copy each (A/B switch).
+static inline bool s2d_enabled() {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_SM90_S2D");
+    return !(e && atoi(e) == 0);
+  }();
+  return on;
+}
+
 // W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies (A/B switch).
 static inline bool a3d_enabled() {
   static const bool on = []() {
@@ -1270,6 +1290,31 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
   prm.tail_rows = tail;
   prm.a3d = a3d;
+  // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
+  // copy where a stage holds four rows or more (groups of 32 or 64 with tile_k 256, 32 with 128).
+  // H100, eleventh session: groups of 32 0.94x (best kernel per problem, geomean; 8192x8192 M = 32
+  // 19.9 -> 17.0 us), zero points 0.98x; at two rows (group 128, tile_k 256) 0.99x but up to 1.03x
+  // slower on 10240x8192 at M = 16 / 32, so two rows keep their bulk copies.
+  CUtensorMap tm_s, tm_z;
+  memset(&tm_s, 0, sizeof(tm_s));
+  memset(&tm_z, 0, sizeof(tm_z));
+  prm.s2d = 0;
+  const int s_rows = p->group_size > 0 && p->group_size < C::TK ? C::TK / p->group_size : 1;
+  if (s2d_enabled() && s_rows >= 4) {
+    const int rows = s_rows;
+    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};
+    const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
+    const cuuint32_t box[2] = {(cuuint32_t)C::TN, (cuuint32_t)rows};
+    const cuuint32_t estr[2] = {1, 1};
+    bool ok = encode(&tm_s, Pk<T>::kTmaType, 2, const_cast<void *>(p->scales), dims, strides, box, estr,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    if (ok && C::kZeros)
+      ok = encode(&tm_z, Pk<T>::kTmaType, 2, const_cast<void *>(p->zeros), dims, strides, box, estr,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    prm.s2d = ok ? 1 : 0;
+  }
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
@@ -1344,7 +1389,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (!prm.streamk && !prm.kpair && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
-  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, prm);
+  err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
     cudaLaunchConfig_t rc = {};
