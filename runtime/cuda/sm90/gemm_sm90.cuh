@@ -28,9 +28,9 @@
 // packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
-// and the scale (zero) rows of the tile (1-D bulk
-// copies; one copy of a 2-D map, Params::s2d, where a stage holds four rows or more). One "full" mbarrier per stage (producer's arrive.expect_tx + the copies'
-// complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
+// and the scale (zero) rows of the tile (1-D bulk copies; one copy of a 2-D map, Params::s2d, where a
+// stage holds four rows or more). One "full" mbarrier per stage (producer's arrive.expect_tx + the
+// copies' complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
 // thread that read the stage, and one per consumer warp of every other CTA of the
 // cluster, whose producers multicast into this CTA's stage).
 //
@@ -1090,40 +1090,30 @@ static inline int split_override(int split, int tiles, int slots, int m, int n, 
   return s;
 }
 
-// W4A16_SM90_STREAMK=0: tile by tile even where the runtime chose stream-K (A/B switch; the runtime
-// reads it too, runtime/families.c).
+// An A/B switch: on unless the environment variable `name` is set to 0 (read by each caller once).
+static inline bool env_switch_on(const char *name) {
+  const char *e = getenv(name);
+  return !(e && atoi(e) == 0);
+}
+// W4A16_SM90_STREAMK=0: tile by tile even where the runtime chose stream-K (the runtime reads it
+// too, runtime/families.c).
 static inline bool streamk_enabled() {
-  static const bool on = []() {
-    const char *e = getenv("W4A16_SM90_STREAMK");
-    return !(e && atoi(e) == 0);
-  }();
+  static const bool on = env_switch_on("W4A16_SM90_STREAMK");
   return on;
 }
-
-// W4A16_SM90_S2D=0: a stage's scale (zero) rows by one bulk copy each (A/B switch).
+// W4A16_SM90_S2D=0: a stage's scale (zero) rows by one bulk copy each.
 static inline bool s2d_enabled() {
-  static const bool on = []() {
-    const char *e = getenv("W4A16_SM90_S2D");
-    return !(e && atoi(e) == 0);
-  }();
+  static const bool on = env_switch_on("W4A16_SM90_S2D");
   return on;
 }
-
-// W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies (A/B switch).
+// W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies.
 static inline bool a3d_enabled() {
-  static const bool on = []() {
-    const char *e = getenv("W4A16_SM90_A3D");
-    return !(e && atoi(e) == 0);
-  }();
+  static const bool on = env_switch_on("W4A16_SM90_A3D");
   return on;
 }
-
-// W4A16_SM90_KPAIR=0: stream-K where the K-pair mode would run (A/B switch).
+// W4A16_SM90_KPAIR=0: stream-K where the K-pair mode would run.
 static inline bool kpair_enabled() {
-  static const bool on = []() {
-    const char *e = getenv("W4A16_SM90_KPAIR");
-    return !(e && atoi(e) == 0);
-  }();
+  static const bool on = env_switch_on("W4A16_SM90_KPAIR");
   return on;
 }
 
@@ -1306,14 +1296,12 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
     const cuuint32_t box[2] = {(cuuint32_t)C::TN, (cuuint32_t)rows};
     const cuuint32_t estr[2] = {1, 1};
-    bool ok = encode(&tm_s, Pk<T>::kTmaType, 2, const_cast<void *>(p->scales), dims, strides, box, estr,
-                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-    if (ok && C::kZeros)
-      ok = encode(&tm_z, Pk<T>::kTmaType, 2, const_cast<void *>(p->zeros), dims, strides, box, estr,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-    prm.s2d = ok ? 1 : 0;
+    auto rows_map = [&](CUtensorMap *map, const void *src) {
+      return encode(map, Pk<T>::kTmaType, 2, const_cast<void *>(src), dims, strides, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    };
+    prm.s2d = rows_map(&tm_s, p->scales) && (!C::kZeros || rows_map(&tm_z, p->zeros)) ? 1 : 0;
   }
   prm.alpha = p->alpha;
 
