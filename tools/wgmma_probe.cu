@@ -46,7 +46,7 @@ static __device__ __forceinline__ uint32_t word_at(const uint4 &v, int k16) {
   return (k16 & 3) == 0 ? v.x : (k16 & 3) == 1 ? v.y : (k16 & 3) == 2 ? v.z : v.w;
 }
 
-template <int MODE, int TM, int NC, int SYNC = 0>
+template <int MODE, int TM, int NC, int SYNC = 0, int RING = 0, int KS = 0>
 __global__ void __launch_bounds__(128 * NC, 1) probe(unsigned long long *cycles, float *sink) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw)) + 1023u) & ~1023u;
@@ -83,6 +83,67 @@ __global__ void __launch_bounds__(128 * NC, 1) probe(unsigned long long *cycles,
     const uint32_t s_hi = lds16(scl + (warp * 16 + (lane >> 2) + 8) * 2 + (kb & 1) * 256);
     const uint32_t sl = s_lo | (s_lo << 16), sh = s_hi | (s_hi << 16);
     if ((SYNC & 4) && kb >= 2) mbar_wait(bar + 8 * ((kb - 2) & 3), ((kb - 2) >> 2) & 1);
+    if constexpr (KS == 1 && MODE == 0) {
+      // KS: the k-block's 16 k16 steps split between warpgroup pairs (NC = 4: warpgroups 0, 1 take
+      // steps 0..7 of rows 0..127, warpgroups 2, 3 steps 8..15), as two halves of 4 steps (RING 0)
+      // or a ring of RING slots
+      const int ks0 = (wg >> 1) * 8;
+      uint4 wk[2];
+#pragma unroll
+      for (int kt = 0; kt < 2; ++kt) wk[kt] = lds128(wrow + ((ks0 / 4 + kt) * 512 + lane * 16) % (NC * 64 * 128));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (RING == 0) wgmma_wait<1>();
+#pragma unroll
+        for (int i = 4 * h; i < 4 * h + 4; ++i) {
+          uint32_t(&f)[4] = RING ? frag[i % (RING ? RING : 1)] : frag[i];
+          if (RING) wgmma_wait<(RING ? RING - 1 : 0)>();
+          uint32_t q[4];
+          w4a16_u4x8_to_bf16x8<8>(word_at(wk[i >> 2], i), q);
+          f[0] = mul_bf16x2(q[0], sl);
+          f[1] = mul_bf16x2(q[1], sh);
+          f[2] = mul_bf16x2(q[2], sl);
+          f[3] = mul_bf16x2(q[3], sh);
+          if (RING) {
+            wgmma_fence();
+            const int k16 = ks0 + i;
+            const uint64_t desc = smem_desc_sw128(act + (k16 >> 2) * (TM * 128) + (k16 & 3) * 32);
+            w4a16_wgmma_rs<TM, __nv_bfloat16>::run(acc, f, desc, 1);
+            wgmma_commit();
+          }
+        }
+        if (RING == 0) {
+          wgmma_fence();
+#pragma unroll
+          for (int i = 4 * h; i < 4 * h + 4; ++i) {
+            const int k16 = ks0 + i;
+            const uint64_t desc = smem_desc_sw128(act + (k16 >> 2) * (TM * 128) + (k16 & 3) * 32);
+            w4a16_wgmma_rs<TM, __nv_bfloat16>::run(acc, frag[i], desc, 1);
+          }
+          wgmma_commit();
+        }
+      }
+    } else if constexpr (RING > 0 && MODE == 0) {
+      // RING: one k16 step at a time, each its own wgmma group, its fragments in one of RING
+      // register slots: the step's conversion runs while the previous steps' wgmmas are in flight
+#pragma unroll
+      for (int k16 = 0; k16 < 16; ++k16) {
+        uint32_t(&f)[4] = frag[k16 % RING];
+        wgmma_wait<RING - 1>();  // the slot's last reader (RING steps back) is done
+        const uint32_t w = word_at(wq[k16 >> 2], k16);
+        uint32_t q[4];
+        w4a16_u4x8_to_bf16x8<8>(w, q);
+        f[0] = mul_bf16x2(q[0], sl);
+        f[1] = mul_bf16x2(q[1], sh);
+        f[2] = mul_bf16x2(q[2], sl);
+        f[3] = mul_bf16x2(q[3], sh);
+        wgmma_fence();
+        const uint64_t desc = smem_desc_sw128(act + (k16 >> 2) * (TM * 128) + (k16 & 3) * 32);
+        w4a16_wgmma_rs<TM, __nv_bfloat16>::run(acc, f, desc, 1);
+        wgmma_commit();
+        if (k16 == 7 && (SYNC & 1)) mbar_arrive_local(bar + 8 * (kb & 3));
+      }
+    } else {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (MODE != 2) wgmma_wait<1>();
@@ -121,6 +182,7 @@ __global__ void __launch_bounds__(128 * NC, 1) probe(unsigned long long *cycles,
       if (h == 0 && (SYNC & 1)) mbar_arrive_local(bar + 8 * (kb & 3));
       if (h == 0 && (SYNC & 2)) mbar_arrive_local_elect(bar + 8 * (kb & 3));
     }
+    }
   }
   if (MODE != 2) wgmma_wait<0>();
   const long long t1 = clock64();
@@ -131,20 +193,20 @@ __global__ void __launch_bounds__(128 * NC, 1) probe(unsigned long long *cycles,
   if (tid == 0) cycles[blockIdx.x] = (unsigned long long)(t1 - t0);
 }
 
-template <int MODE, int TM, int NC, int SYNC = 0> static void run_one(const char *what) {
+template <int MODE, int TM, int NC, int SYNC = 0, int RING = 0, int KS = 0> static void run_one(const char *what) {
   const int sms = 132;
   unsigned long long *d_cyc;
   float *d_sink;
   cudaMalloc(&d_cyc, sms * sizeof(unsigned long long));
   cudaMalloc(&d_sink, sms * 128 * NC * sizeof(float));
   const int smem = 4 * TM * 128 + NC * 64 * 128 + 1024 + 1024 + 1024;
-  cudaFuncSetAttribute(probe<MODE, TM, NC, SYNC>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  for (int rep = 0; rep < 3; ++rep) probe<MODE, TM, NC, SYNC><<<sms, 128 * NC, smem>>>(d_cyc, d_sink);
+  cudaFuncSetAttribute(probe<MODE, TM, NC, SYNC, RING, KS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  for (int rep = 0; rep < 3; ++rep) probe<MODE, TM, NC, SYNC, RING, KS><<<sms, 128 * NC, smem>>>(d_cyc, d_sink);
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   cudaEventRecord(e0);
-  probe<MODE, TM, NC, SYNC><<<sms, 128 * NC, smem>>>(d_cyc, d_sink);
+  probe<MODE, TM, NC, SYNC, RING, KS><<<sms, 128 * NC, smem>>>(d_cyc, d_sink);
   cudaEventRecord(e1);
   cudaError_t err = cudaDeviceSynchronize();
   float ms = 0.f;
@@ -154,8 +216,8 @@ template <int MODE, int TM, int NC, int SYNC = 0> static void run_one(const char
   double sum = 0;
   for (int i = 0; i < sms; ++i) sum += (double)cyc[i];
   const double per_kb = sum / sms / KB_ITERS;
-  const double tensor = (double)TM * 64 * 256 * NC / 2048.0;
-  printf("%-28s SYNC %d TM %3d NC %d: %7.0f cycles / k-block (tensor %5.0f, %4.0f %%), %.1f us, %s\n", what, SYNC, TM, NC, per_kb,
+  const double tensor = (double)TM * 64 * 256 * (KS ? NC / 2 : NC) / 2048.0;
+  printf("%-28s KS %d RING %d SYNC %d TM %3d NC %d: %7.0f cycles / k-block (tensor %5.0f, %4.0f %%), %.1f us, %s\n", what, KS, RING, SYNC, TM, NC, per_kb,
          tensor, 100.0 * tensor / per_kb, ms * 1e3, cudaGetErrorString(err));
   cudaFree(d_cyc);
   cudaFree(d_sink);
@@ -163,18 +225,21 @@ template <int MODE, int TM, int NC, int SYNC = 0> static void run_one(const char
 
 int main(void) {
   run_one<0, 64, 2>("convert + wgmma");
-  run_one<1, 64, 2>("wgmma only");
-  run_one<2, 64, 2>("convert only");
-  run_one<0, 64, 2, 1>("convert + wgmma");
-  run_one<0, 64, 2, 2>("convert + wgmma");
-  run_one<0, 64, 2, 5>("convert + wgmma");
-  run_one<0, 64, 2, 8>("convert + wgmma");
-  run_one<0, 32, 2>("convert + wgmma");
-  run_one<1, 32, 2>("wgmma only");
-  run_one<0, 128, 2>("convert + wgmma");
-  run_one<1, 128, 2>("wgmma only");
+  run_one<0, 64, 2, 0, 2>("convert + wgmma");
+  run_one<0, 64, 2, 0, 3>("convert + wgmma");
+  run_one<0, 64, 2, 0, 4>("convert + wgmma");
   run_one<0, 64, 4>("convert + wgmma");
-  run_one<1, 64, 4>("wgmma only");
-  run_one<2, 64, 4>("convert only");
+  run_one<0, 64, 4, 0, 0, 1>("convert + wgmma");
+  run_one<0, 64, 4, 0, 2, 1>("convert + wgmma");
+  run_one<0, 64, 4, 0, 4, 1>("convert + wgmma");
+  run_one<0, 64, 4, 1, 0, 1>("convert + wgmma");
+  run_one<0, 32, 2>("convert + wgmma");
+  run_one<0, 32, 2, 0, 2>("convert + wgmma");
+  run_one<0, 32, 4, 0, 0, 1>("convert + wgmma");
+  run_one<0, 32, 4, 0, 2, 1>("convert + wgmma");
+  run_one<0, 16, 2>("convert + wgmma");
+  run_one<0, 16, 4, 0, 0, 1>("convert + wgmma");
+  run_one<0, 16, 4, 0, 2, 1>("convert + wgmma");
+  run_one<0, 128, 4, 0, 0, 1>("convert + wgmma");
   return 0;
 }

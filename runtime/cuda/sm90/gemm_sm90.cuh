@@ -737,9 +737,13 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 #pragma unroll
             for (int r = 0; r < C::R; ++r) convert(r, k16, frag[r][k16]);
           wgmma_fence();
+          // the stage's descriptor once, each step's offset added to its address field in 16-byte
+          // units (no carry: shared memory addresses stay below 2^18): one uniform add per wgmma
+          // where the encoding from the address took five (ptxas does not fold them)
+          const uint64_t desc0 = smem_desc_sw128(st);
 #pragma unroll
           for (int k16 = LO; k16 < HI; ++k16) {
-            const uint64_t desc = smem_desc_sw128(st + (k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32);
+            const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
 #pragma unroll
             for (int r = 0; r < C::R; ++r)
               w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
