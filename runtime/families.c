@@ -19,6 +19,12 @@
    100.6, slower nowhere (H100, docs/PERFORMANCE.md, eighth session); the 128-k tiles lose there
    (28672x4096 M = 16 with 256x16x128: 24.4 -> 28.5, M = 64 with 256x64x128: 33.4 -> 38.8) */
 #define W4A16_SM90_STREAMK_MIN_M_K256 17
+/* below that M, the 256-k tiles take stream-K (the K pair where it qualifies) where the tiles number
+   at least this fraction of the SMs (each tile shared by about two CTAs at most): at M = 1..16
+   8192x8192 (64 tiles, K pair) 17.5 -> 15.5 us with 128x16x256, 10240x8192 (80) 28.2 -> 21.3,
+   57344x8192 0.86-0.93x; with 32-48 tiles (4096 / 6144 rows) the fixups lost up to 26 % (H100,
+   docs/PERFORMANCE.md, twelfth session) */
+#define W4A16_SM90_STREAMK_SMALL_M_FILL 0.45
 
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -146,7 +152,7 @@ int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
   /* W4A16_SM90_STREAMK_MIN_M=<m>: that M for every tile (measurement switch) */
   const char *env = getenv("W4A16_SM90_STREAMK_MIN_M");
   if (env) return atoi(env);
-  return kd->tile_k >= 256 ? W4A16_SM90_STREAMK_MIN_M_K256 : W4A16_SM90_STREAMK_MIN_M;
+  return kd->tile_k >= 256 ? 1 : W4A16_SM90_STREAMK_MIN_M;
 }
 
 int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
@@ -166,6 +172,9 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));
   const int64_t k_iters = p->k / kd->tile_k;
   if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
+  if (kd->tile_k >= 256 && p->m < W4A16_SM90_STREAMK_MIN_M_K256 && !getenv("W4A16_SM90_STREAMK_MIN_M") &&
+      (double)tiles < W4A16_SM90_STREAMK_SMALL_M_FILL * (double)slots)
+    return 0;
   const int64_t waves = (tiles + slots - 1) / slots;
   const double eff = (double)tiles / (double)(waves * slots);
   if (force >= 1) return 1;

@@ -66,7 +66,7 @@ int w4a16_choose_split_k(const w4a16_kernel_desc *kernel, const w4a16_problem *p
    not apply (tile_k 256: split-K or not); W4A16_SM90_STREAMK =0 / 1 / 2 overrides (never / wherever
    a wave is part-empty, from that M / that, in place of split-K too). w4a16_choose_split_k gives 1
    where this gives 1. runtime/cuda/sm90/gemm_sm90.cuh. */
-int w4a16_stream_k_min_m(const w4a16_kernel_desc *kernel); /* 65; 17 for tile_k 256 (W4A16_SM90_STREAMK_MIN_M) */
+int w4a16_stream_k_min_m(const w4a16_kernel_desc *kernel); /* 65; 1 for tile_k 256, below 17 where the tiles are >= 0.45 x SMs (W4A16_SM90_STREAMK_MIN_M) */
 int w4a16_choose_stream_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
 /* Workspace bytes for kernel on problem at split-K split / stream-K stream_k: split > 1: the fp32
    partials, [split][M][N]; stream_k: one fp32 partial tile (tile_n x tile_m) per CTA slot of a

@@ -201,17 +201,27 @@ static void test_stream_k_sm90(void **state) {
   setenv("W4A16_SM90_STREAMK", "1", 1);
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
   unsetenv("W4A16_SM90_STREAMK");
-  /* ... but from M = 17 for the 256-k tiles: 10240x8192 at M = 64 with 128x64x256 (80 tiles, 61 %),
-     not at M = 16, nor with 128x64x128 */
+  /* ... but the 256-k tiles: 10240x8192 at M = 64 with 128x64x256 (80 tiles, 61 %), not with
+     128x64x128; below M = 17 only where the tiles number at least 0.45 of the SMs: 10240x8192
+     (80 tiles) and 8192x8192 (64: the K pair) at M = 16, not 6144x4096 (48) */
   k.tile_n = 128;
   k.tile_m = 64;
   k.tile_k = 256;
   p = test_problem(64, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  assert_int_equal(w4a16_stream_k_min_m(&k), 17);
+  assert_int_equal(w4a16_stream_k_min_m(&k), 1);
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
   assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
   p.m = 16;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  p.n = 8192;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  p.n = 6144;
+  p.k = 4096;
   assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  p.m = 17;
+  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  p.n = 10240;
+  p.k = 8192;
   p.m = 64;
   k.tile_k = 128;
   assert_int_equal(w4a16_stream_k_min_m(&k), 65);

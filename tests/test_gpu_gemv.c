@@ -335,7 +335,7 @@ static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, 
 
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
    waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
-   (w4a16_stream_k_min_m: from 65, from 17 for tile_k 256) and not a multiple of the tile, K giving
+   (w4a16_stream_k_min_m: from 65; for tile_k 256 from 1, below 17 where the tiles are many) and not a multiple of the tile, K giving
    uneven parts. Every element of D must be written (D poisoned); all M rows x 256 sampled columns
    (the first and last too) against the float64 reference of those columns; a second run over a
    workspace filled with other garbage gives the same bits. */
@@ -352,7 +352,7 @@ static void test_stream_k(void **state) {
     /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
        memory: runtime/families.c), and 1.3 waves of cluster tiles, two rows of them along M */
     const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
-    /* M from stream-K's smallest (65; 17 for tile_k 256) and at least two cluster rows, the last
+    /* M from stream-K's smallest (65; 1 for tile_k 256) and at least two cluster rows, the last
        one partial */
     const int min_m = w4a16_stream_k_min_m(k);
     const int rows = 2 * k->tile_m * cm - 3 > min_m ? 2 * k->tile_m * cm - 3 : min_m;

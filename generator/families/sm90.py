@@ -67,6 +67,12 @@ DEFAULT_TILES = {
     # docs/PERFORMANCE.md, eighth session)
     (128, 32, 256, 1, 1, Schedule.COOPERATIVE),
     (128, 64, 256, 1, 1, Schedule.COOPERATIVE),
+    # M <= 16 on the layers of 64-80 tiles of 128 rows (8192x8192, 10240x8192: a wave of 256-row
+    # tiles is a quarter full): 128x16x256 with the K pair (8192x8192 M = 16 15.5 us against 18.0 for
+    # 256x16x128), 128x16x128 with split-K (10240x8192 M = 16 20.6 against 22.0) (H100,
+    # docs/PERFORMANCE.md, twelfth session)
+    (128, 16, 256, 1, 1, Schedule.COOPERATIVE),
+    (128, 16, 128, 1, 1, Schedule.COOPERATIVE),
 }
 DEFAULT_ZERO_POINT_TILES = {
     (128, 64, 128, 1, 1, Schedule.COOPERATIVE),
