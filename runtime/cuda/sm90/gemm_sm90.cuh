@@ -97,7 +97,9 @@
 // stored (the tensor store drops rows outside the tensor). The last token tile of a problem whose
 // M is not a multiple of TM loads and stores through tensor maps of its own (tm_a_tail, tm_d_tail)
 // whose boxes hold only its rows, rounded up to 8 (tail_rows; not with activation multicast): TMA
-// rows outside the tensor cost as much as real ones, or more.
+// rows outside the tensor cost as much as real ones, or more. Its activation chunks of a stage come
+// by one 3-D copy as well, tail_rows * 128 bytes apart (Params::a3d_tail; the wgmma descriptors step
+// by that distance).
 #ifndef W4A16_SM90_GEMM_SM90_CUH
 #define W4A16_SM90_GEMM_SM90_CUH
 
@@ -273,9 +275,14 @@ struct Params {
   // min(STAGES, prefetch) of them (> 0) or min(STAGES, max(2, k-blocks / -prefetch)) (< 0)
   int prefetch;
   // != 0: tm_a is 3-D ([K/64 chunks][M rows][64 k], chunk stride 128 bytes), so one copy brings a
-  // full token tile's KT boxes of a stage (same shared layout as KT 2-D copies); the tail tile's map
-  // stays 2-D (its boxes sit TM rows apart)
+  // full token tile's KT boxes of a stage (same shared layout as KT 2-D copies)
   int a3d;
+  // != 0 (only where M < TM: the one token tile is the part-full one): tm_a_tail is 3-D too (box
+  // [KT][tail_rows][64 k]), a stage's activations by one copy, its KT chunks tail_rows * 128 bytes
+  // apart in shared memory (the consumers' wgmma descriptors step by that, a launch-wide value so
+  // that it stays in uniform registers; the rows a chunk's descriptor reads beyond them, the next
+  // chunk's or stale ones, only reach wgmma columns of tokens >= M, never stored)
+  int a3d_tail;
   // != 0: a stage's scale (zero) rows by one copy of the 2-D maps tm_s (tm_z), [G groups] x [N], box
   // [rows a stage] x [tile_n], instead of one bulk copy a row
   int s2d;
@@ -516,7 +523,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       auto load_act = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
         const int kg = (u.kb0 + kb) * C::TK;
         const CUtensorMap *map = is_tail(u) ? &tm_a_tail : &tm_a;
-        if (C::CN == 1 && C::KT > 1 && p.a3d && !is_tail(u)) {
+        if (C::CN == 1 && C::KT > 1 && (is_tail(u) ? p.a3d_tail : p.a3d)) {
           tma_load_3d(st, map, fb, 0, u.m0, kg / 64);
           return;
         }
@@ -645,6 +652,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       pos_next += (uint32_t)u.kn;
       if (!C::kCoop && (j & 1) != c) continue;
       const int kb_per = u.kn;
+      // the distance of the stage's activation chunks (64 k each) in 16-byte units: TM rows, or the
+      // tail rows where the (only) token tile came by one 3-D copy (Params::a3d_tail)
+      const uint32_t chunk16 = (uint32_t)((p.a3d_tail ? p.tail_rows : C::TM) * 8);
       if (!C::kCoop) {
         // warpgroup 0's mainloop i follows warpgroup 1's mainloop i-1; 1's i follows 0's i
         if (c == 1) {
@@ -741,9 +751,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           // units (no carry: shared memory addresses stay below 2^18): one uniform add per wgmma
           // where the encoding from the address took five (ptxas does not fold them)
           const uint64_t desc0 = smem_desc_sw128(st);
+          uint64_t dch[C::KT];  // each chunk's descriptor
+#pragma unroll
+          for (int h = 0; h < C::KT; ++h) dch[h] = desc0 + (uint64_t)(h * chunk16);
 #pragma unroll
           for (int k16 = LO; k16 < HI; ++k16) {
-            const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
+            const uint64_t desc = dch[k16 >> 2] + (uint64_t)((k16 & 3) * 2);
 #pragma unroll
             for (int r = 0; r < C::R; ++r)
               w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
@@ -814,6 +827,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
               sf[r][1] = Pk<T>::to_float(lds16(a0 + 16));
             }
             const uint64_t desc0 = smem_desc_sw128(st);
+            uint64_t dch[C::KT];  // each chunk's descriptor
+#pragma unroll
+            for (int h = 0; h < C::KT; ++h) dch[h] = desc0 + (uint64_t)(h * chunk16);
             if (kb > 0) {
               // the previous block's last steps drain (the shared loads above are in flight)
               wgmma_wait<0>();
@@ -835,7 +851,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
               wgmma_fence();
               // the stage's descriptor plus the step's offset in 16-byte units (the address field
               // does not carry: shared memory addresses stay below 2^18)
-              const uint64_t desc = desc0 + (uint64_t)(((k16 >> 2) * (C::TM * 128) + (k16 & 3) * 32) >> 4);
+              const uint64_t desc = dch[k16 >> 2] + (uint64_t)((k16 & 3) * 2);
 #pragma unroll
               for (int r = 0; r < C::R; ++r) {
                 w4a16_wgmma_rs<C::TM, T>::run(part[r], f[r], desc, k16 != 0);
@@ -1211,20 +1227,25 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (!encode) return (int)cudaErrorNotSupported;
   const int tail = tail_rows<C>(p->m);
   CUtensorMap tm_a, tm_w, tm_a_tail;
-  int a3d = 0;
+  int a3d = 0, a3d_tail = 0;
   if (C::CN == 1 && C::KT > 1 && a3d_enabled()) {
     // [K/64 chunks][M rows][64 k]: the chunk stride (128 bytes) is below the row stride, which the
-    // encoder may refuse; then the 2-D map below
-    const cuuint64_t dims[3] = {64, (cuuint64_t)p->m, (cuuint64_t)(p->k / 64)};
-    const cuuint64_t strides[2] = {(cuuint64_t)p->lda * 2, 128};
-    const cuuint32_t box[3] = {64, (cuuint32_t)C::TM, (cuuint32_t)C::KT};
-    const cuuint32_t estr[3] = {1, 1, 1};
-    a3d = encode(&tm_a, Pk<T>::kTmaType, 3, const_cast<void *>(p->a), dims, strides, box, estr,
+    // encoder may refuse; then the 2-D maps below. t = 0: the full token tiles; t = 1: a part-full
+    // one where it is the only one, M < TM (box of tail rows; its chunks land tail * 128 bytes apart,
+    // Params::a3d_tail)
+    for (int t = 0; t < (p->m < C::TM ? 2 : 1); ++t) {
+      const cuuint64_t dims[3] = {64, (cuuint64_t)p->m, (cuuint64_t)(p->k / 64)};
+      const cuuint64_t strides[2] = {(cuuint64_t)p->lda * 2, 128};
+      const cuuint32_t box[3] = {64, (cuuint32_t)(t == 0 ? C::TM : tail), (cuuint32_t)C::KT};
+      const cuuint32_t estr[3] = {1, 1, 1};
+      (t == 0 ? a3d : a3d_tail) =
+          encode(t == 0 ? &tm_a : &tm_a_tail, Pk<T>::kTmaType, 3, const_cast<void *>(p->a), dims, strides, box, estr,
                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    }
   }
   for (int t = 0; t < 2; ++t) {  // t = 0: the full token tiles; t = 1: a part-full last one (tail rows)
-    if (t == 0 && a3d) continue;
+    if (t == 0 ? a3d : a3d_tail) continue;
     const cuuint64_t dims[2] = {(cuuint64_t)p->k, (cuuint64_t)p->m};
     const cuuint64_t strides[1] = {(cuuint64_t)p->lda * 2};
     const cuuint32_t box[2] = {64, (cuuint32_t)(t == 0 ? C::TM / C::CN : tail)};
@@ -1284,6 +1305,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.prefetch = pdl_enabled() ? prefetch_stages() : 0;
   prm.tail_rows = tail;
   prm.a3d = a3d;
+  prm.a3d_tail = a3d_tail;  // M < TM: every unit is the tail tile's
   // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
   // copy where a stage holds four rows or more (groups of 32 or 64 with tile_k 256, 32 with 128).
   // H100, eleventh session: groups of 32 0.94x (best kernel per problem, geomean; 8192x8192 M = 32
