@@ -372,7 +372,7 @@ static void test_stream_k(void **state) {
 }
 
 /* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
-   would run and two CTAs a tile fill 90-100 % of the SMs, the two CTAs of a cluster split the tile's
+   would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of a cluster split the tile's
    K and rank 1 hands its accumulators to rank 0 through shared memory): for every selected sm90
    kernel, sms / 2 output tiles (one row of them along M, the last rows of the token tile empty), K
    of an odd number of k-blocks (uneven halves). Kernels the mode does not apply to (clusters,

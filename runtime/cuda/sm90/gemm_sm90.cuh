@@ -74,7 +74,7 @@
 // always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
 // Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023).
 //
-// K pair (p->kpair, where the runtime chose stream-K but two CTAs a tile fill 90-100 % of the SMs,
+// K pair (p->kpair, where the runtime chose stream-K but two CTAs a tile fill 70-100 % of the SMs,
 // e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in clusters of
 // two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest (rank 1). Rank 0's
 // producer announces, once its last use is released, the stage that its remaining k-blocks no longer
@@ -1376,12 +1376,14 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.flags = nullptr;
   prm.kpair = 0;
   // K pair (Params::kpair) in place of stream-K where two CTAs a tile fill the GPU: the tiles pair
-  // up with at least 90 % of the SMs and every pair is resident at once (clusters of two sit in one
+  // up with at least 70 % of the SMs and every pair is resident at once (clusters of two sit in one
   // GPC). Stream-K's fixup (the partial's release, the flag, the reads) cost 9-24 % of these
-  // problems' time on an H100-class part (docs/PERFORMANCE.md, eleventh session).
+  // problems' time on an H100-class part (docs/PERFORMANCE.md, eleventh session); 6144x4096's 48
+  // tiles (96 CTAs) at M = 32 / 64: 9.75 -> 9.43 / 11.24 -> 10.96 us (twelfth session); with 32
+  // tiles (64 CTAs) the halves took 1.3-1.45x stream-K's time.
   const long long tiles = (long long)n_cl * m_cl;
   if (C::kPairOk && p->stream_k && prm.split_k == 1 && streamk_enabled() && kpair_enabled() && p->k / C::TK >= 2 &&
-      2 * tiles <= sms && 20 * tiles >= 9 * (long long)sms && tiles <= pair_clusters<C>(kern, sms)) {
+      2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= pair_clusters<C>(kern, sms)) {
     prm.kpair = 1;
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
