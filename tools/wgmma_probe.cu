@@ -15,6 +15,12 @@
 // cycles a k-block (71 % of the tensor time), wgmma alone 1041, conversion alone 727; SYNC 1-13
 // change it by 0-9 %.
 //
+// RING > 0 (MODE 0): one k16 step at a time, each its own wgmma group, its fragments in one of RING
+// register slots. KS = 1 (NC = 4): warpgroups 0, 1 and 2, 3 take the first and second half of each
+// k-block's steps on the same rows (a K split). Twelfth session (H100): TM 64 ring 2-4 1383-1394
+// cycles, K split 1338-1354; neither gain held in the kernel (docs/PERFORMANCE.md, twelfth session
+// 1, 2, 11): the probe has no memory pipeline, so measure an order in gemm_sm90.cuh before trusting it.
+//
 // nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iruntime/cuda -Iinclude
 //      tools/wgmma_probe.cu -o wgmma_probe
 #include <cuda_bf16.h>
