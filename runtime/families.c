@@ -148,11 +148,18 @@ static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int
   return best;
 }
 
-int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
-  /* W4A16_SM90_STREAMK_MIN_M=<m>: that M for every tile (measurement switch) */
+/* stream-K's smallest M for kd; W4A16_SM90_STREAMK_MIN_M=<m>: that M for every tile, and no
+   small-M fill rule (measurement switch: *forced set) */
+static int streamk_min_m(const w4a16_kernel_desc *kd, int *forced) {
   const char *env = getenv("W4A16_SM90_STREAMK_MIN_M");
+  *forced = env != NULL;
   if (env) return atoi(env);
   return kd->tile_k >= 256 ? 1 : W4A16_SM90_STREAMK_MIN_M;
+}
+
+int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
+  int forced;
+  return streamk_min_m(kd, &forced);
 }
 
 int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
@@ -161,7 +168,8 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const char *env = getenv("W4A16_SM90_STREAMK");
   const int force = env ? atoi(env) : -1;
   if (force == 0) return 0;
-  if (p->m < w4a16_stream_k_min_m(kd)) return 0;
+  int min_m_forced;
+  if (p->m < streamk_min_m(kd, &min_m_forced)) return 0;
   /* =2: in place of split-K too (measurement); the 256-k tiles take it in place of split-K anyway
      (H100, eighth session, docs/runs/session8/sk2: 8192x8192 M = 32 / 64 18.4 -> 17.8 / 21.5 ->
      20.8 us, 8192x28672 M = 32 53.9 -> 51.6; the 128-k tiles gained nothing consistent, seventh
@@ -172,7 +180,7 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));
   const int64_t k_iters = p->k / kd->tile_k;
   if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
-  if (kd->tile_k >= 256 && p->m < W4A16_SM90_STREAMK_MIN_M_K256 && !getenv("W4A16_SM90_STREAMK_MIN_M") &&
+  if (kd->tile_k >= 256 && p->m < W4A16_SM90_STREAMK_MIN_M_K256 && !min_m_forced &&
       (double)tiles < W4A16_SM90_STREAMK_SMALL_M_FILL * (double)slots)
     return 0;
   const int64_t waves = (tiles + slots - 1) / slots;

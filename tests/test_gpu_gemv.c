@@ -333,6 +333,14 @@ static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, 
   *rr = r;
 }
 
+/* M for the stream-K and K-pair cases of kernel k: `tiles` cluster rows of tokens (cluster_m cm),
+   the last one part-full (short by 9 rows where the tile has 16 or more: a tail box below the tile),
+   and at least stream-K's smallest M */
+static int part_full_rows(const w4a16_kernel_desc *k, int cm, int tiles) {
+  const int min_m = w4a16_stream_k_min_m(k), rows = tiles * k->tile_m * cm - (k->tile_m >= 16 ? 9 : 3);
+  return rows > min_m ? rows : min_m;
+}
+
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
    waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
    (w4a16_stream_k_min_m: from 65; for tile_k 256 from 1, below 17 where the tiles are many) and not a
@@ -355,8 +363,7 @@ static void test_stream_k(void **state) {
     const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
     /* M from stream-K's smallest (65; 1 for tile_k 256) and at least two cluster rows, the last
        one partial */
-    const int min_m = w4a16_stream_k_min_m(k), short_by = k->tile_m >= 16 ? 9 : 3;
-    const int rows = 2 * k->tile_m * cm - short_by > min_m ? 2 * k->tile_m * cm - short_by : min_m;
+    const int rows = part_full_rows(k, cm, 2);
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
     const int n_cl = (slots * 13 / 10 + m_cl - 1) / m_cl;
     /* K = 1152 (9 k-blocks of 128, 18 of 64) for uneven parts; 1280 (5 of 256) for tile_k 256 */
@@ -387,9 +394,7 @@ static void test_k_pair(void **state) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
     const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
-    /* M: the token tile part-full by more than 8 rows (a tail box of fewer rows than the tile) */
-    const int min_m = w4a16_stream_k_min_m(k), short_by = k->tile_m >= 16 ? 9 : 3;
-    const int rows = k->tile_m * cm - short_by > min_m ? k->tile_m * cm - short_by : min_m;
+    const int rows = part_full_rows(k, cm, 1);
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
     const int n_cl = sms / 2 / (m_cl * cn * cm) > 0 ? sms / 2 / (m_cl * cn * cm) : 1;
     w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
