@@ -28,8 +28,8 @@
 // packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
-// and the scale (zero) rows of the tile (1-D bulk copies; one copy of a 2-D map, Params::s2d, where a
-// stage holds four rows or more). One "full" mbarrier per stage (producer's arrive.expect_tx + the
+// and the scale (zero) rows of the tile (one copy of a 2-D map, Params::s2d; 1-D bulk copies, one a
+// row, for the tile_k 256 tiles of <= 32 tokens below four rows a stage, s2d_min_rows). One "full" mbarrier per stage (producer's arrive.expect_tx + the
 // copies' complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
 // thread that read the stage, and one per consumer warp of every other CTA of the
 // cluster, whose producers multicast into this CTA's stage).
@@ -1125,10 +1125,22 @@ static inline bool streamk_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_STREAMK");
   return on;
 }
-// W4A16_SM90_S2D=0: a stage's scale (zero) rows by one bulk copy each.
-static inline bool s2d_enabled() {
-  static const bool on = env_switch_on("W4A16_SM90_S2D");
-  return on;
+// The fewest scale (zero) rows a stage must hold for them to come by one copy of the 2-D map
+// (Params::s2d) instead of one bulk copy per row. Default: one, except the tile_k 256 tiles of 16 or
+// 32 tokens, which keep bulk copies below four rows. H100, thirteenth session (docs/PERFORMANCE.md;
+// bf16 groups of 128 and 64, eleven default tiles, M = 1..256, three rounds in one call): at one or
+// two rows the map's copy took 0.96-0.98x the time on 128x128x128 and 128x256x64, 0.94-0.98x on
+// 128x16x128, 0.98-0.99x on 128x64x256 and the 256-row tiles, while 128x16x256 lost 1.3-1.6 % at
+// M <= 16 and 128x32x256 up to 3.7 % at M = 32 (10240x8192, 4096x14336; the eleventh session saw
+// the same). W4A16_SM90_S2D=0: bulk copies always; =<n> > 0: the map from n rows on (A/B switch).
+template <class C>
+static inline int s2d_min_rows() {
+  static const int n = []() {
+    const char *e = getenv("W4A16_SM90_S2D");
+    if (e) return atoi(e) > 0 ? atoi(e) : 1 << 30;
+    return C::TK >= 256 && C::TM <= 32 ? 4 : 1;
+  }();
+  return n;
 }
 // W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies.
 static inline bool a3d_enabled() {
@@ -1311,16 +1323,16 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.a3d = a3d;
   prm.a3d_tail = a3d_tail;  // M < TM: every unit is the tail tile's
   // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
-  // copy where a stage holds four rows or more (groups of 32 or 64 with tile_k 256, 32 with 128).
-  // H100, eleventh session: groups of 32 0.94x (best kernel per problem, geomean; 8192x8192 M = 32
-  // 19.9 -> 17.0 us), zero points 0.98x; at two rows (group 128, tile_k 256) 0.99x but up to 1.03x
-  // slower on 10240x8192 at M = 16 / 32, so two rows keep their bulk copies.
+  // copy of a 2-D map where it holds s2d_min_rows<C>() rows or more (per-column: one row, G = 1).
+  // H100, eleventh session: groups of 32 0.94x against a bulk copy a row (best kernel per problem,
+  // geomean; 8192x8192 M = 32 19.9 -> 17.0 us), zero points 0.98x; thirteenth session: one or two
+  // rows 0.94-0.99x on all but the tile_k 256 tiles of <= 32 tokens (see s2d_min_rows).
   CUtensorMap tm_s, tm_z;
   memset(&tm_s, 0, sizeof(tm_s));
   memset(&tm_z, 0, sizeof(tm_z));
   prm.s2d = 0;
   const int s_rows = p->group_size > 0 && p->group_size < C::TK ? C::TK / p->group_size : 1;
-  if (s2d_enabled() && s_rows >= 4) {
+  if (p->group_size > 0 && s_rows >= s2d_min_rows<C>()) {
     const int rows = s_rows;
     const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};
     const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
