@@ -141,7 +141,12 @@ static const w4a16_heuristic_rule g_rules[] = {
        N = 6145..16384 names the 128-row 16-token tiles (128x16x256 with the K pair 1.16-1.19x ahead
        of 256x16x128 on 8192x8192); w4a16 tune --replay on the profiles of this build
        (docs/runs/session12/heur4/: bf16 group 64, f16 group 32, f16 zero points, bf16 per-column,
-       M = 1..128; and final2/heur.tsv): 47-48 of 48 and 88 of 88 within 10 %. */
+       M = 1..128; and final2/heur.tsv): 47-48 of 48 and 88 of 88 within 10 %. Thirteenth session:
+       with the one-row scale map (s2d_min_rows) 128x16x128 runs 1.07-1.10x ahead of the "-alt" row's
+       128x16x256 on 10240x8192 at M = 16 for groups of 32 / 64 (80 tiles: split-K where 8192x8192's
+       64 take the K pair), so the "-g64" row of N = 9217..16384 names it for scale-only groups <= 64
+       (docs/runs/session13/heur: replayed 47 -> 48 of 48 for bf16 group 64, 47 of 48 for f16 group
+       32, the others unchanged). */
     {"h100-m1-1-n0-6144-k8193-up", 1, 1, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0},
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0},
     {"h100-m1-1-n6145-16384", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0},
@@ -170,6 +175,7 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m5-8-n4097-6144-k0-8192", 5, 8, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0},
     {"h100-m9-16-n0-6144-k8193-up", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0},
     {"h100-m9-16-n0-6144-k8193-up-alt", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 64, 64, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0},
+    {"h100-m9-16-n9217-16384-g64", 9, 16, 9217, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_ONLY, 64, 0, 0, 0},
     {"h100-m9-16-n6145-16384", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 2, 2, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0},
     {"h100-m9-16-n6145-16384-alt", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n16385-up-zp", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM80, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0},

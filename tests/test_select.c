@@ -64,6 +64,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm80_f16_u4_fgs_128x16x128_s4", S80, 80, 999, FH, FGS, 128, 16, 128, 4, 16),
     K_("w4a16_sm90_bf16_u4_fgs_128x128x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 128, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
+    K_("w4a16_sm90_bf16_u4_fgs_128x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 128, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 256, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x32x256_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 32, 256, 6, 12),
@@ -80,6 +81,18 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 32, 128, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
+#define SM80_128X16X128 "w4a16_sm80_bf16_u4_fgs_128x16x128_s4"
+#define SM90_128X128X64 "w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong"
+#define SM90_128X16X64 "w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong"
+#define SM90_128X256X64 "w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong"
+
+/* the fake kernel of that name (the tests name kernels, so that the table can grow) */
+static const w4a16_kernel_desc *fake_named(const char *name) {
+  for (size_t i = 0; i < NFAKE; ++i)
+    if (strcmp(fake[i].name, name) == 0) return &fake[i];
+  fail_msg("no fake kernel %s", name);
+  return NULL;
+}
 
 static w4a16_problem bf16_problem(int64_t m, int64_t n, int64_t k) {
   return test_problem(m, n, k, 128, FGS, BF);
@@ -241,6 +254,20 @@ static void test_h100_table(void **state) {
   n = query(132, 90, &pg, r, (int)NFAKE);
   assert_true(n > 0);
   for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-g64"));
+  /* M = 9..16 on 10240x8192 with scale-only groups of 64: the "-g64" row before the primary row takes
+     sm90 128x16x128 (80 tiles, split-K; thirteenth session), where the "-alt" row would take
+     128x16x256; groups of 128 keep the primary row (GEMV TMA), zero points the "-alt" row */
+  w4a16_problem p16 = test_problem(16, 10240, 8192, 64, FGS, BF);
+  k = h100_pick(&p16, "h100-m9-16-n9217-16384-g64", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_SM90);
+  assert_int_equal(k->tile_m, 16);
+  assert_int_equal(k->tile_k, 128);
+  p16.group_size = 128;
+  k = h100_pick(&p16, "h100-m9-16-n6145-16384", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_GEMV);
+  p16 = test_problem(16, 10240, 8192, 64, FGSZ, BF);
+  k = h100_pick(&p16, "h100-m9-16-n6145-16384-alt", r, &n);
+  assert_int_equal(k->tile_k, 256);
   /* M = 17..64: the 256-k tiles (128 rows), stream-K where their tiles leave a wave part-empty */
   w4a16_problem p32 = bf16_problem(32, 6144, 4096);
   k = h100_pick(&p32, "h100-m17-32-n0-6144-k0-8192", r, &n);
@@ -410,7 +437,7 @@ static void test_dtype_and_mode(void **state) {
    first, whatever their order in the table */
 static void test_tie_prefers_more_stages(void **state) {
   (void)state;
-  w4a16_kernel_desc two[2] = {fake[10], fake[10]};
+  w4a16_kernel_desc two[2] = {*fake_named(SM80_128X16X128), *fake_named(SM80_128X16X128)};
   two[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s3";
   two[0].stages = 3;
   two[1].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
@@ -429,7 +456,7 @@ static void test_tie_prefers_more_stages(void **state) {
 /* a kernel no rule ranks (a family the rule table does not know yet) still comes back, last */
 static void test_fallback(void **state) {
   (void)state;
-  w4a16_kernel_desc future = fake[10];
+  w4a16_kernel_desc future = *fake_named(SM80_128X16X128);
   future.name = "w4a16_sm100_bf16_u4_fgs_128x16x128";
   future.family = (w4a16_family)3;
   w4a16_heuristic_result r[4];
@@ -441,7 +468,7 @@ static void test_fallback(void **state) {
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
   /* beside a ranked kernel, the fallback tier comes last */
-  const w4a16_kernel_desc two[2] = {future, fake[10]};
+  const w4a16_kernel_desc two[2] = {future, *fake_named(SM80_128X16X128)};
   assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
@@ -507,7 +534,7 @@ static void test_requested_prefix(void **state) {
 /* waves efficiency = ctas / (ceil(ctas / sm) * sm), ctas = ceil(M / tile_m) * N / tile_n * split */
 static void test_waves_efficiency(void **state) {
   (void)state;
-  const w4a16_kernel_desc *kd = &fake[17]; /* sm90 128x128, no split-K */
+  const w4a16_kernel_desc *kd = fake_named(SM90_128X128X64); /* sm90 128x128, no split-K */
   assert_int_equal(kd->tile_m, 128);
   assert_int_equal(kd->split_k, 1);
   float we = 0;
@@ -533,7 +560,7 @@ static void test_waves_efficiency(void **state) {
   assert_float_equal(we, 1088.0f / 1188.0f, 1e-5f);
   /* split-K multiplies the CTAs */
   p = bf16_problem(16, 4096, 4096);
-  w4a16_heuristic_estimate_us(&fake[10], &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
+  w4a16_heuristic_estimate_us(fake_named(SM80_128X16X128), &p, 132, 4, &we); /* 1 x 32 x 4 = 128 */
   assert_float_equal(we, 128.0f / 132.0f, 1e-5f);
 }
 
@@ -557,13 +584,13 @@ static void test_estimate_monotone(void **state) {
   unsetenv("W4A16_SM90_STREAMK");
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
-  float big = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
-  float small = w4a16_heuristic_estimate_us(&fake[18], &p, 132, 1, NULL);
+  float big = w4a16_heuristic_estimate_us(fake_named(SM90_128X128X64), &p, 132, 1, NULL);
+  float small = w4a16_heuristic_estimate_us(fake_named(SM90_128X16X64), &p, 132, 1, NULL);
   assert_true(small < big);
   /* large M: the 128x128 tile beats 128x16 */
   p = bf16_problem(4096, 28672, 4096);
-  big = w4a16_heuristic_estimate_us(&fake[17], &p, 132, 1, NULL);
-  small = w4a16_heuristic_estimate_us(&fake[18], &p, 132, 1, NULL);
+  big = w4a16_heuristic_estimate_us(fake_named(SM90_128X128X64), &p, 132, 1, NULL);
+  small = w4a16_heuristic_estimate_us(fake_named(SM90_128X16X64), &p, 132, 1, NULL);
   assert_true(big < small);
 }
 
@@ -572,7 +599,7 @@ static void test_estimate_monotone(void **state) {
    M = 4096 (H100 measurements, docs/PERFORMANCE.md sixth session) */
 static void test_estimate_cluster(void **state) {
   (void)state;
-  w4a16_kernel_desc one = fake[19], two = fake[19]; /* sm90 128x256x64 */
+  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = *fake_named(SM90_128X256X64); /* sm90 128x256x64 */
   assert_int_equal(one.tile_m, 256);
   two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
   two.cluster_n = 2;
@@ -657,7 +684,7 @@ static void test_custom_rules(void **state) {
    or K) is a group of K, so a "groups of at most 64" row does not take it */
 static void test_group_max_per_column(void **state) {
   (void)state;
-  w4a16_kernel_desc one[2] = {fake[10], fake[10]}; /* sm80 128x16x128 */
+  w4a16_kernel_desc one[2] = {*fake_named(SM80_128X16X128), *fake_named(SM80_128X16X128)}; /* sm80 128x16x128 */
   one[0].name = "w4a16_sm80_bf16_u4_fgs_128x16x128_s4";
   one[1].name = "w4a16_sm80_bf16_u4_pc_128x16x128_s4";
   one[1].mode = W4A16_PER_COLUMN_SCALE_ONLY;
