@@ -29,10 +29,10 @@
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
 // and the scale (zero) rows of the tile (one copy of a 2-D map, Params::s2d; 1-D bulk copies, one a
-// row, for the tile_k 256 tiles of <= 32 tokens below four rows a stage, s2d_min_rows). One "full" mbarrier per stage (producer's arrive.expect_tx + the
-// copies' complete_tx) and one "empty" mbarrier per stage (an arrival from every local consumer
-// thread that read the stage, and one per consumer warp of every other CTA of the
-// cluster, whose producers multicast into this CTA's stage).
+// row, for the tile_k 256 tiles of <= 32 tokens below four rows a stage, s2d_min_rows). One "full"
+// mbarrier per stage (producer's arrive.expect_tx + the copies' complete_tx) and one "empty"
+// mbarrier per stage (an arrival from every local consumer thread that read the stage, and one per
+// consumer warp of every other CTA of the cluster, whose producers multicast into this CTA's stage).
 //
 // Schedules: cooperative - both consumer warpgroups work on every tile, each on TN/2
 // rows; pingpong - the consumer warpgroups take alternate tiles of the CTA (each does
