@@ -1176,16 +1176,19 @@ static inline int max_active_clusters(K kern, int csize, long long ctas) {
   return n;
 }
 
-// Clusters of two CTAs of this kernel resident at once (the K pair), cached per SM count.
-template <class C, class K>
-static inline long long pair_clusters(K kern, int sms) {
-  static int cached_sms = -1;
-  static long long cached = 0;
-  if (cached_sms != sms) {
-    cached = max_active_clusters<C>(kern, 2, sms / 2 * 2);
-    cached_sms = sms;
+// max_active_clusters for clusters of CS CTAs of this kernel on a device of `sms` SMs (a grid of
+// `ctas` CTAs), queried once per kernel, cluster size and SM count. Thread-safe: the SM count and
+// the answer share one atomic word (concurrent first calls may each query; they store the same).
+template <class C, int CS, class K>
+static inline int resident_clusters(K kern, int sms, long long ctas) {
+  static std::atomic<uint64_t> cache{0};  // (sms + 1) << 32 | clusters; 0: not queried yet
+  const uint64_t key = (uint64_t)(uint32_t)(sms + 1) << 32;
+  uint64_t v = cache.load(std::memory_order_relaxed);
+  if ((v & ~(uint64_t)0xffffffffu) != key) {
+    v = key | (uint32_t)max_active_clusters<C>(kern, CS, ctas);
+    cache.store(v, std::memory_order_relaxed);
   }
-  return cached;
+  return (int)(uint32_t)v;
 }
 
 // A flag value per launch for stream-K: never 0, and never four equal bytes (the patterns of a
@@ -1375,12 +1378,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (C::kCluster > 1) {
     // clusters must sit in one GPC: fewer may fit at once than SMs / cluster size, and the
     // persistent grid must be resident as a whole (queried once per kernel and SM count)
-    static int cached_sms = -1, cached = 0;
-    if (cached_sms != sms) {
-      cached = max_active_clusters<C>(kern, C::kCluster, clusters * C::kCluster);
-      cached_sms = sms;
-    }
-    if (cached > 0 && clusters > cached) clusters = cached;
+    const int fit = resident_clusters<C, C::kCluster>(kern, sms, clusters * C::kCluster);
+    if (fit > 0 && clusters > fit) clusters = fit;
   }
   // Stream-K (the runtime's choice, runtime/families.c) where it is safe: the grid is resident as a
   // whole (a cluster that began a tile waits for the clusters that finish it) and the workspace
@@ -1399,7 +1398,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // tiles (64 CTAs) the halves took 1.3-1.45x stream-K's time.
   const long long tiles = (long long)n_cl * m_cl;
   if (C::kPairOk && p->stream_k && prm.split_k == 1 && streamk_enabled() && kpair_enabled() && p->k / C::TK >= 2 &&
-      2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= pair_clusters<C>(kern, sms)) {
+      2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= resident_clusters<C, 2>(kern, sms, sms / 2 * 2)) {
     prm.kpair = 1;
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
