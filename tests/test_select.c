@@ -46,6 +46,7 @@
 
 /* a fake registry, sorted by name like the generated one; impl == NULL */
 static const w4a16_kernel_desc fake[] = {
+    K_("w4a16_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma", GEMV, 90, 90, BF, FGS, 128, 8, 256, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 2, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 3, 1),
@@ -65,6 +66,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_sm90_bf16_u4_fgs_128x128x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 128, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x128x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 128, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x128_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 128, 8, 12),
+    K_("w4a16_sm90_bf16_u4_fgs_128x16x256_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 256, 8, 12),
     K_("w4a16_sm90_bf16_u4_fgs_128x16x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 16, 64, 6, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x256x64_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 256, 64, 4, 1),
     K_("w4a16_sm90_bf16_u4_fgs_128x32x256_1x1x1_pingpong", S90, 90, 90, BF, FGS, 128, 32, 256, 6, 12),
@@ -80,6 +82,7 @@ static const w4a16_kernel_desc fake[] = {
     K4_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_cooperative_wg4", BF, FGSZ),
     K_("w4a16_sm90_bf16_u4_fgsz_256x32x128_1x1x1_pingpong", S90, 90, 90, BF, FGSZ, 256, 32, 128, 8, 12),
     K_("w4a16_sm90_f16_u4_fgs_128x16x128_1x1x1_pingpong", S90, 90, 90, FH, FGS, 128, 16, 128, 8, 12),
+    K_("w4a16_sm90_f16_u4_fgs_128x16x256_1x1x1_pingpong", S90, 90, 90, FH, FGS, 128, 16, 256, 8, 12),
 };
 #define NFAKE (sizeof fake / sizeof fake[0])
 #define SM80_128X16X128 "w4a16_sm80_bf16_u4_fgs_128x16x128_s4"
@@ -270,13 +273,16 @@ static void test_h100_table(void **state) {
   k = h100_pick(&p16, "h100-m9-16-n6145-16384-alt", r, &n);
   assert_int_equal(k->tile_k, 256);
   /* an fp16 problem at M = 16 on 6144x4096: the primary row's GEMV TMA class has no fp16 kernel in
-     this registry, so its "-alt" row decides: sm90 128x16x128 (thirteenth session: 1.05-1.07x
-     ahead of 256x32x128 at groups of 32 / 64 with the one-row scale map), not the sm80 fp16 tile */
+     this registry, so its "-alt" row decides: sm90 128x16x256 (fourteenth session, refitted with the
+     other models' layers), not the sm80 fp16 tile; groups of 64 take 128x16x128 (the "-g64" row) */
   w4a16_problem p16h = test_problem(16, 6144, 4096, 128, FGS, FH);
   k = h100_pick(&p16h, "h100-m9-16-n4097-6144-k0-8192-alt", r, &n);
   assert_int_equal(k->family, W4A16_FAMILY_SM90);
   assert_int_equal(k->tile_n, 128);
   assert_int_equal(k->tile_m, 16);
+  assert_int_equal(k->tile_k, 256);
+  p16h.group_size = 64;
+  k = h100_pick(&p16h, "h100-m9-16-n4097-6144-k0-8192-g64", r, &n);
   assert_int_equal(k->tile_k, 128);
   /* M = 17..64: the 256-k tiles (128 rows), stream-K where their tiles leave a wave part-empty */
   w4a16_problem p32 = bf16_problem(32, 6144, 4096);
@@ -363,6 +369,52 @@ static void test_h100_wg4(void **state) {
     if (r[i].kernel->threads == 640) assert_true(strncmp(r[i].rule, "h100-m17-32", 11) != 0);
 }
 
+/* layers of other models (fourteenth session, docs/runs/session14/gen_*): the rows of the small layers
+   (N <= 3584, K <= 8192) and of the middle-width short-K layers (N = 6145..16384, K <= 6144) come
+   before the rows fitted on the eight Llama-3 layers; a K that the primary class's tile_k does not
+   divide takes the row's "-alt" class, not the generic rules (which picked kernels up to 1.8x slower) */
+static void test_h100_other_layers(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  /* small layers: 128x32x256 at M = 17..32 (Llama-3.2-3B's 3072x3072) */
+  w4a16_problem p = bf16_problem(32, 3072, 3072);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m17-32-n0-3584-k0-8192", r, &n);
+  assert_int_equal(k->tile_m, 32);
+  assert_int_equal(k->tile_k, 256);
+  check_ranking(&p, 90, r, n);
+  /* middle-width short-K layers: 128x128x128 at M = 65..128 (Llama-2-7B's 12288x4096) */
+  p = bf16_problem(128, 12288, 4096);
+  k = h100_pick(&p, "h100-m65-128-n6145-16384-k0-6144", r, &n);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_m, 128);
+  assert_int_equal(k->tile_k, 128);
+  /* K = 3584 (Qwen2.5-7B's 37888x3584) at M = 4: no 2048-k GEMV TMA kernel implements it; the
+     "-alt" row's GEMV TMA 128x8x256 does */
+  p = bf16_problem(4, 37888, 3584);
+  k = h100_pick(&p, "h100-m3-4-n16385-up-alt", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_GEMV);
+  assert_int_equal(k->tile_n, 128);
+  assert_int_equal(k->tile_k, 256);
+  /* K = 13824 (Llama-2-13B's 5120x13824) at M = 8: sm90 128x16x256 (the "-alt" row), zero points at
+     M = 16 too (a "-zp" row) */
+  p = bf16_problem(8, 5120, 13824);
+  k = h100_pick(&p, "h100-m5-8-n0-6144-k8193-up-alt", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_SM90);
+  assert_int_equal(k->tile_m, 16);
+  assert_int_equal(k->tile_k, 256);
+  p = test_problem(16, 5120, 13824, 128, FGSZ, BF);
+  k = h100_pick(&p, "h100-m9-16-n0-6144-k8193-up-zp", r, &n);
+  assert_int_equal(k->mode, FGSZ);
+  assert_int_equal(k->tile_k, 256);
+  /* four consumer warpgroups only where their tiles fill >= 75 % of the wave: 37888x3584 (148 tiles of
+     256 rows on 132 SMs) takes the primary row's 128x32x256 */
+  p = bf16_problem(32, 37888, 3584);
+  k = h100_pick(&p, "h100-m17-32-n16385-up", r, &n);
+  assert_int_equal(k->threads, 384);
+  assert_int_equal(k->tile_n, 128);
+}
+
 /* M = 257..512 splits at 384 (the last token tile's boxes clipped to its rows): 128x128x128 up to 384,
    the 256-token class above, on every N range */
 static void test_h100_m257_split(void **state) {
@@ -434,7 +486,7 @@ static void test_dtype_and_mode(void **state) {
   }
   p = test_problem(16, 4096, 4096, 64, FGS, FH);
   n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 2); /* the fp16 sm80 and sm90 128x16x128 */
+  assert_int_equal(n, 3); /* the fp16 sm80 128x16x128 and sm90 128x16x128, 128x16x256 */
   int have_sm80 = 0;
   for (int i = 0; i < n; ++i) {
     assert_int_equal(r[i].kernel->mode, FGS);
@@ -878,6 +930,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90), cmocka_unit_test(test_h100_table),
       cmocka_unit_test(test_h100_wg4),        cmocka_unit_test(test_h100_m257_split),
+      cmocka_unit_test(test_h100_other_layers),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
       cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
       cmocka_unit_test(test_no_kernel),          cmocka_unit_test(test_arguments),

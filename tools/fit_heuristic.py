@@ -7,8 +7,20 @@ cost model ranks first (lowest heur_est_us), and prints the score and rows for r
 Usage: python3 tools/fit_heuristic.py DUMP.tsv [DUMP.tsv ...]
 Several dumps (runs of the same build on the same device) are scored together, each problem of
 each run a sample, so a choice that flips between runs on near-ties is judged on all of them.
+A group's primary class and the class of its "-alt" row are chosen together: a sample that no
+kernel of the primary class ran on (a K its tile_k does not divide, say) is scored with the
+alternate, the best class among those present on all such samples; the "-alt" row is printed
+after its primary where the primary leaves samples uncovered.
+
+With --extra (first argument) it fits only the two layer classes that hold none of the eight
+default Llama-3 layers, from profiles of other models' layers (docs/runs/session14/gen_*): the
+small layers (N <= 3584, K <= 8192) and the middle-width short-K layers (N = 6145..16384,
+K <= 6144); their rows go right before the rows of the same M bucket in runtime/select.c (the
+first row whose ranges hold wins), and problems of other classes in the dumps are ignored.
 """
 import csv, collections, math, re, sys
+EXTRA=len(sys.argv)>1 and sys.argv[1]=='--extra'
+if EXTRA: sys.argv=sys.argv[:1]+sys.argv[2:]
 SM=int(re.search(r'sm_count=(\d+)', open(sys.argv[1]).readline()).group(1))
 CC=int(re.search(r'cc=(\d+)', open(sys.argv[1]).readline()).group(1))
 rows=[]
@@ -22,8 +34,9 @@ for run, path in enumerate(sys.argv[1:]):
 # at M <= 16 the narrow short-K class is split at N = 4096 (256 16-row units: one per CTA slot of
 # the TMA GEMV on 132 SMs, where 8 KB stages win; docs/PERFORMANCE.md, fifth session)
 NCLS=[(0,6144,0,8192),(0,6144,8193,0),(6145,16384,0,0),(16385,0,0,0),(0,4096,0,8192),(4097,6144,0,8192)]
+if EXTRA: NCLS=[(0,3584,0,8192),(6145,16384,0,6144)]
 def ncls(n,k,m=0):
-    order=[4,5,1,2,3] if m<=16 else [0,1,2,3]
+    order=[0,1] if EXTRA else [4,5,1,2,3] if m<=16 else [0,1,2,3]
     for i in order:
         a,b,c,d=NCLS[i]
         if n>=a and (b==0 or n<=b) and k>=c and (d==0 or k<=d): return i
@@ -47,22 +60,37 @@ def ctime(rs,c):
     return float(min(mem,key=lambda r:(float(r['heur_est_us']),-int(r['stages']),r['kernel']))['median_us'])
 best={p:min(float(r['median_us']) for r in rs) for p,rs in prob.items()}
 groups=collections.defaultdict(list)
-for p in prob: groups[(bucket(p[0]),ncls(p[1],p[2],p[0]))].append(p)
+for p in prob:
+    if ncls(p[1],p[2],p[0]) is not None: groups[(bucket(p[0]),ncls(p[1],p[2],p[0]))].append(p)
 ok=tot=0; worst=0; rules=[]
+def score_of(rat): return max(rat)*10+sum(math.log(x) for x in rat)
 for g in sorted(groups):
     ps=groups[g]
-    classes=set.intersection(*[set().union(*[classes_of(r) for r in prob[p]]) for p in ps])
-    def score(c): return (max(ctime(prob[p],c)/best[p] for p in ps)*10+sum(math.log(ctime(prob[p],c)/best[p]) for p in ps),
-                          c[4]!=0, c)
-    c=min(classes,key=score)
-    rat=[ctime(prob[p],c)/best[p] for p in ps]
+    present=[set().union(*[classes_of(r) for r in prob[p]]) for p in ps]
+    # a primary class and the class of its "-alt" row, fitted together: a problem that no
+    # kernel of the primary class implements (a K that its tile_k does not divide) takes the
+    # alternate class, the best-scoring one among those present on all such problems
+    cands=[]
+    for c1 in set().union(*present):
+        unc=[p for p,pr in zip(ps,present) if c1 not in pr]
+        c2=None
+        if unc:
+            pool=set.intersection(*[pr for p,pr in zip(ps,present) if c1 not in pr])
+            if not pool: continue
+            c2=min(pool,key=lambda c:(score_of([ctime(prob[p],c)/best[p] for p in unc]),c[4]!=0,c))
+        t=[(ctime(prob[p],c1) or ctime(prob[p],c2))/best[p] for p in ps]
+        cands.append(((score_of(t),c1[4]!=0,c2 is not None,c1),c1,c2))
+    _,c,alt=min(cands)
+    rat=[(ctime(prob[p],c) or ctime(prob[p],alt))/best[p] for p in ps]
     ok+=sum(x<=1.10 for x in rat); tot+=len(rat); worst=max(worst,max(rat))
     rules.append((g,c,rat))
-    print(BUCKETS[g[0]],NCLS[g[1]],c,' '.join('%.2f'%x for x in rat))
+    if alt: rules.append((g,alt,None))
+    print(BUCKETS[g[0]],NCLS[g[1]],c,alt or '',' '.join('%.2f'%x for x in rat))
 print(ok,tot,'%.3f'%(ok/tot),'%.3f'%worst)
 # usage: python3 tools/fit_heuristic.py DUMP.tsv  (a `w4a16 tune --dump` file from the device)
 FAM={'gemv':'W4A16_FAMILY_GEMV','sm80':'W4A16_FAMILY_SM80','sm90':'W4A16_FAMILY_SM90'}
 for g,c,rat in rules:
     (m0,m1),(n0,n1,k0,k1)=BUCKETS[g[0]],NCLS[g[1]]
     kname='-k%d-%s'%(k0,k1 or 'up') if (k0 or k1) else ''
+    if rat is None: kname+='-alt'
     print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, 0, 0, 0, 0, 0},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[4],c[4],c[3],c[3]))

@@ -10,7 +10,8 @@ when no kernel of the primary class ran on it; the alternate class is chosen ove
 uncovered samples with tools/fit_heuristic.py's score (worst slowdown against the profiled best,
 then the mean log slowdown), among the classes present in all of them, else in most of them.
 Within a class the runtime's order decides (cost-model estimate, then more stages, then the name).
-Prints each alternate row (name: the primary's + "-alt") to paste right after its primary row.
+Prints each alternate row (name: the primary's + "-alt") to paste right after its primary row; a
+row that has one already keeps it unless the new class is clearly better (the test of --zp below).
 
 With --zp (first argument) it fits the zero-point rows instead: for each primary row, over the
 samples of mode "fgsz" in its range, the class the table takes now (the primary's, else its
@@ -62,7 +63,9 @@ def cls_of(r):
 
 
 def member(r, c):
-    return cls_of(r) == c[:4] and (c[4] == 0 or int(r['stages']) == c[4])
+    # a row's tile_k 0 (any) holds every tile_k of its family, tile_n and tile_m
+    k = cls_of(r)
+    return (k == c[:4] or (c[3] == 0 and k[:3] == c[:3])) and (c[4] == 0 or int(r['stages']) == c[4])
 
 
 def classes_of(r):
@@ -162,6 +165,21 @@ def main(argv):
         c, most, rat = best_class(ps, prob, best)
         print('// %s: %d uncovered samples, %s covers %d: %s' % (w['name'], len(ps), c, most,
                                                              ' '.join('%.2f' % x for x in rat)))
+        if w['alt'] and c != w['alt']:
+            # keep the row's present alternate class unless the new one is clearly better (as for
+            # the "-zp" / "-g64" rows): it covers every sample, and lowers the worst slowdown by
+            # more than 3 % or, at no worse a worst, the mean log slowdown by 0.02
+            now = [ctime(prob[p], w['alt']) for p in ps]
+            if all(now) and most == len(ps):
+                now = [t / best[p] for t, p in zip(now, ps)]
+                mlog = lambda r: sum(math.log(x) for x in r) / len(r)
+                if not (max(rat) < max(now) * 0.97 or (max(rat) <= max(now) and mlog(rat) < mlog(now) - 0.02)):
+                    print('//   kept %s: %s' % (w['alt'], ' '.join('%.2f' % x for x in now)))
+                    continue
+            elif all(now):
+                print('//   kept %s (the new class misses some samples): %s' %
+                      (w['alt'], ' '.join('%.2f' % (t / best[p]) for t, p in zip(now, ps))))
+                continue
         print(row_text(w, c, '-alt'))
 
 
