@@ -389,6 +389,18 @@ static void test_h100_other_layers(void **state) {
   assert_int_equal(k->tile_n, 128);
   assert_int_equal(k->tile_m, 128);
   assert_int_equal(k->tile_k, 128);
+  /* a chain of alternates: M = 1 on the small layers takes GEMV TMA 16x4x2048 where 2048 divides K,
+     else 32x8x1024 ("-alt": Llama-3.2-3B's 3072x3072), else 16x8x512 ("-alt2": Qwen2.5-7B's
+     3584x3584) */
+  p = bf16_problem(1, 3072, 3072);
+  k = h100_pick(&p, "h100-m1-1-n0-3584-k0-8192-alt", r, &n);
+  assert_int_equal(k->tile_n, 32);
+  assert_int_equal(k->tile_k, 1024);
+  p = bf16_problem(1, 3584, 3584);
+  k = h100_pick(&p, "h100-m1-1-n0-3584-k0-8192-alt2", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_GEMV);
+  assert_int_equal(k->tile_n, 16);
+  assert_int_equal(k->tile_k, 512);
   /* K = 3584 (Qwen2.5-7B's 37888x3584) at M = 4: no 2048-k GEMV TMA kernel implements it; the
      "-alt" row's GEMV TMA 128x8x256 does */
   p = bf16_problem(4, 37888, 3584);

@@ -47,6 +47,8 @@ def primary_rows(path):
         if name.endswith('-alt'):
             rows[-1]['alt'] = cls
             continue
+        if re.search(r'-alt\d$', name):  # a further alternate (tools/fit_heuristic.py --extra)
+            continue
         rows.append(dict(name=name, m=(m0, m1), n=(n0, n1), k=(k0, k1), sm=v[6], cc=v[8], cls=cls, alt=None,
                          zp=zp if zp_of == name else None))
         zp = None
