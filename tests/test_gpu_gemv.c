@@ -378,6 +378,34 @@ static void test_stream_k(void **state) {
   if (!tested) skip();
 }
 
+/* Stream-K with many contributors a tile: for every selected sm90 kernel that takes stream-K there
+   (the tile_k 256 tiles), about a sixth of a wave of output tiles (fewer than the K pair takes), so
+   that each tile's k-blocks are cut among five or six clusters and its owner waits for, and adds,
+   four or five partials (the owners' parallel flag waits and the partials read two at a time,
+   runtime/cuda/sm90/gemm_sm90.cuh) */
+static void test_stream_k_many(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("sm90_stream_k_many");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
+    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+    const int rows = part_full_rows(k, cm, 2);
+    const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
+    const int n_cl = slots / 6 / m_cl > 0 ? slots / 6 / m_cl : 1;
+    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
+    /* the tile_k 128 / 64 tiles take split-K with this few tiles (runtime/families.c) */
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    check_two_runs(k, &p, &r, "stream-K, many contributors");
+    ++tested;
+  }
+  if (!tested) skip();
+}
+
 /* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
    would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of a cluster split the tile's
    K and rank 1 hands its accumulators to rank 0 through shared memory): for every selected sm90
@@ -413,6 +441,7 @@ int main(void) {
       cmocka_unit_test(test_long_k),
       cmocka_unit_test(test_stream_k),
       cmocka_unit_test(test_k_pair),
+      cmocka_unit_test(test_stream_k_many),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,6 +128,11 @@
 #ifndef W4A16_SM90_OVERLAP2
 #define W4A16_SM90_OVERLAP2 88
 #endif
+// 1: a stream-K owner of a tile of at most 32 tokens (or of a two-CTA-per-SM tile) reads its
+// contributors' partials two at a time; 0: one at a time (A/B build switch; see the fixup)
+#ifndef W4A16_SM90_FIXUP_STEP2
+#define W4A16_SM90_FIXUP_STEP2 1
+#endif
 // 1: the tile_k 256 tiles without two fragment buffers (Cfg::kOverlap false) convert and issue
 // each k-block in two halves (Cfg::kHalves); 0: convert the whole block, then issue it (A/B build
 // switch)
@@ -959,31 +964,55 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       } else {
         if (u.sk_last >= 0) {
           // stream-K, a tile this unit began: add the partials of the clusters cid + 1 .. sk_last
-          // that finish it, in that order (K order: the same bits on every run of this grid)
-          if (ltid == 0) {
-            for (int q = cid + 1; q <= u.sk_last; ++q) {
-              const uint32_t *f = p.flags + q * C::kCluster + crank;
-              while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
-            }
+          // that finish it, in that order (K order: the same bits on every run of this grid). Thread
+          // j waits for the flag of cluster cid + 1 + j (the flags' round trips overlap: a small
+          // layer's tile has three or four contributors), and the small tiles' partials are read two
+          // at a time (both loads in flight before the adds, which keep the K order)
+          const int nq = u.sk_last - cid;
+          for (int j = ltid; j < nq; j += nthr) {
+            const uint32_t *f = p.flags + (cid + 1 + j) * C::kCluster + crank;
+            while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
           }
           named_bar_sync(epi_bar, nthr);
-          for (int q = cid + 1; q <= u.sk_last; ++q) {
-            const float4 *slot = reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + crank) * (C::TN * C::TM / 4);
+          auto slot_of = [&](int q) {
+            return reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + crank) * (C::TN * C::TM / 4);
+          };
+          // (two partials a step only where a partial is a few registers a thread, TM <= 32, and
+          // not for the one-CTA-per-SM 16-token tiles: there ptxas then spilled 40 more bytes and
+          // 128x16x256 ran 3-6 % slower at M = 16; fourteenth session, docs/PERFORMANCE.md)
+          constexpr int kStep = W4A16_SM90_FIXUP_STEP2 && C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
+          for (int q = cid + 1; q <= u.sk_last; q += kStep) {
+            const bool two = kStep == 2 && q + 1 <= u.sk_last;
+            const float4 *s0 = slot_of(q);
+            const float4 *s1 = slot_of(two ? q + 1 : q);
+            float4 v0[C::R][C::TM / 8], v1[kStep == 2 ? C::R : 1][kStep == 2 ? C::TM / 8 : 1];
 #pragma unroll
             for (int r = 0; r < C::R; ++r)
 #pragma unroll
               for (int i = 0; i < C::TM / 8; ++i) {
-                const float4 v = __ldcg(slot + (r * (C::TM / 8) + i) * nthr + ltid);
-                acc[r][4 * i] += v.x;
-                acc[r][4 * i + 1] += v.y;
-                acc[r][4 * i + 2] += v.z;
-                acc[r][4 * i + 3] += v.w;
+                v0[r][i] = __ldcg(s0 + (r * (C::TM / 8) + i) * nthr + ltid);
+                if (two) v1[kStep == 2 ? r : 0][kStep == 2 ? i : 0] = __ldcg(s1 + (r * (C::TM / 8) + i) * nthr + ltid);
+              }
+#pragma unroll
+            for (int r = 0; r < C::R; ++r)
+#pragma unroll
+              for (int i = 0; i < C::TM / 8; ++i) {
+                acc[r][4 * i] += v0[r][i].x;
+                acc[r][4 * i + 1] += v0[r][i].y;
+                acc[r][4 * i + 2] += v0[r][i].z;
+                acc[r][4 * i + 3] += v0[r][i].w;
+                if (two) {
+                  const float4 w = v1[kStep == 2 ? r : 0][kStep == 2 ? i : 0];
+                  acc[r][4 * i] += w.x;
+                  acc[r][4 * i + 1] += w.y;
+                  acc[r][4 * i + 2] += w.z;
+                  acc[r][4 * i + 3] += w.w;
+                }
               }
           }
           // only this CTA reads those flags: clear them for the next launch with this token (a
-          // CUDA graph replay)
-          if (ltid == 0)
-            for (int q = cid + 1; q <= u.sk_last; ++q) p.flags[q * C::kCluster + crank] = 0u;
+          // CUDA graph replay); each waiting thread clears its own, after the barrier above
+          for (int j = ltid; j < nq; j += nthr) p.flags[(cid + 1 + j) * C::kCluster + crank] = 0u;
         }
         const uint16_t *bias = (const uint16_t *)p.bias;
         if (C::kTmaStore) {

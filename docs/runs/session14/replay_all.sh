@@ -1,0 +1,28 @@
+#!/bin/bash
+# replay_all.sh W4A16_BIN: the heuristic of this build against every stored profile
+B=${1:-/work/main/build/tools/w4a16}
+D=/work/main/docs/runs
+rep() { # label files...
+  local lab=$1; shift; local ok=0 tot=0 worst=1
+  for f in "$@"; do
+    out=$($B tune --replay $f 2>&1 | grep "within 10%")
+    o=$(echo "$out" | sed -E 's/.*: ([0-9]+) of ([0-9]+).*worst ratio ([0-9.]+).*/\1 \2 \3/')
+    set -- $o "${@:2}"
+    ok=$((ok+$(echo $o | cut -d' ' -f1))); tot=$((tot+$(echo $o | cut -d' ' -f2)))
+    w=$(echo $o | cut -d' ' -f3); worst=$(python3 -c "print(max($worst,$w))")
+  done
+  printf "%-28s %4d / %4d  (%.1f%%)  worst %s\n" $lab $ok $tot $(python3 -c "print(100*$ok/$tot)") $worst
+}
+rep def_bf16_g128_s14 $D/session14/gen_a/def.tsv
+rep def_bf16_g128_s13 $D/session13/heur/heur_bf16_fgs_128.tsv
+rep def_large_s13 $D/session13/final_head/heur_large.tsv
+rep def_modes_s13 $D/session13/heur/heur_bf16_fgs_64.tsv $D/session13/heur/heur_bf16_pc_0.tsv $D/session13/heur/heur_f16_fgs_32.tsv $D/session13/heur/heur_f16_fgsz_128.tsv
+rep def_modes_s13alt $D/session13/heur_alt/*.tsv $D/session13/heur_g64row/*.tsv
+rep gen_a_bf16_g128 $D/session14/gen_a/g_*.tsv
+rep gen_b_bf16_g128 $D/session14/gen_b/b_*.tsv
+rep gen_b_f16_zp $D/session14/gen_b/zp_*.tsv
+rep gen_b_bf16_g64 $D/session14/gen_b/g64_*.tsv
+rep live1_bf16_g128_heldout $D/session14/live1/c_*.tsv
+rep live1_f16_zp_heldout $D/session14/live1/zp_*.tsv
+rep live1_bf16_g64_heldout $D/session14/live1/g64_*.tsv
+rep live1_def $D/session14/live1/def.tsv
