@@ -341,6 +341,23 @@ static int part_full_rows(const w4a16_kernel_desc *k, int cm, int tiles) {
   return rows > min_m ? rows : min_m;
 }
 
+/* The stream-K case of sm90 kernel k for test_stream_k*: num / den waves of cluster tiles (rounded
+   up, at least one), two rows of them along M from stream-K's smallest M (65; 1 for tile_k 256),
+   the last one partial. Returns 0 where k cannot implement it. */
+static int stream_k_case(const w4a16_kernel_desc *k, int sms, int num, int den, w4a16_problem *p) {
+  const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+  /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
+     memory: runtime/families.c) */
+  const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+  const int rows = part_full_rows(k, cm, 2);
+  const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
+  int n_cl = (slots * num / den + m_cl - 1) / m_cl;
+  if (n_cl < 1) n_cl = 1;
+  /* K = 1152 (9 k-blocks of 128, 18 of 64) for uneven parts; 1280 (5 of 256) for tile_k 256 */
+  *p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
+  return w4a16_can_implement(k, p) == W4A16_STATUS_OK;
+}
+
 /* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
    waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
    (w4a16_stream_k_min_m: from 65; for tile_k 256 from 1, below 17 where the tiles are many) and not a
@@ -357,18 +374,8 @@ static void test_stream_k(void **state) {
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
-    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
-    /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
-       memory: runtime/families.c), and 1.3 waves of cluster tiles, two rows of them along M */
-    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
-    /* M from stream-K's smallest (65; 1 for tile_k 256) and at least two cluster rows, the last
-       one partial */
-    const int rows = part_full_rows(k, cm, 2);
-    const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
-    const int n_cl = (slots * 13 / 10 + m_cl - 1) / m_cl;
-    /* K = 1152 (9 k-blocks of 128, 18 of 64) for uneven parts; 1280 (5 of 256) for tile_k 256 */
-    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
-    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+    w4a16_problem p;
+    if (!stream_k_case(k, sms, 13, 10, &p)) continue; /* 1.3 waves */
     if (w4a16_choose_stream_k(k, &p, sms) != 1)
       fail_msg("%s: M=%lld N=%lld K=%lld does not take stream-K", k->name, (long long)p.m, (long long)p.n,
                (long long)p.k);
@@ -392,14 +399,10 @@ static void test_stream_k_many(void **state) {
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
-    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
-    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
-    const int rows = part_full_rows(k, cm, 2);
-    const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
-    const int n_cl = slots / 6 / m_cl > 0 ? slots / 6 / m_cl : 1;
-    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
-    /* the tile_k 128 / 64 tiles take split-K with this few tiles (runtime/families.c) */
-    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    /* a sixth of a wave; the tile_k 128 / 64 tiles take split-K with this few tiles
+       (runtime/families.c) */
+    w4a16_problem p;
+    if (!stream_k_case(k, sms, 1, 6, &p) || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
     check_two_runs(k, &p, &r, "stream-K, many contributors");
     ++tested;
   }
