@@ -1,13 +1,13 @@
 #!/bin/bash
+# run from the repository root: bash docs/runs/session14/replay_all.sh [path/to/w4a16]
 # replay_all.sh W4A16_BIN: the heuristic of this build against every stored profile
-B=${1:-/work/main/build/tools/w4a16}
-D=/work/main/docs/runs
+B=${1:-build/tools/w4a16}
+D=docs/runs
 rep() { # label files...
   local lab=$1; shift; local ok=0 tot=0 worst=1
   for f in "$@"; do
     out=$($B tune --replay $f 2>&1 | grep "within 10%")
     o=$(echo "$out" | sed -E 's/.*: ([0-9]+) of ([0-9]+).*worst ratio ([0-9.]+).*/\1 \2 \3/')
-    set -- $o "${@:2}"
     ok=$((ok+$(echo $o | cut -d' ' -f1))); tot=$((tot+$(echo $o | cut -d' ' -f2)))
     w=$(echo $o | cut -d' ' -f3); worst=$(python3 -c "print(max($worst,$w))")
   done
@@ -26,3 +26,5 @@ rep live1_bf16_g128_heldout $D/session14/live1/c_*.tsv
 rep live1_f16_zp_heldout $D/session14/live1/zp_*.tsv
 rep live1_bf16_g64_heldout $D/session14/live1/g64_*.tsv
 rep live1_def $D/session14/live1/def.tsv
+rep final_bf16_g128 $D/session14/final/c_*.tsv
+rep final_def $D/session14/final/def.tsv
