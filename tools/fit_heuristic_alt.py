@@ -85,6 +85,13 @@ def score_of(rat):
     return max(rat) * 10 + sum(math.log(x) for x in rat)
 
 
+def clearly_better(new, now):
+    """new slowdowns beat now's: the worst lower by more than 3 %, or at no worse a worst the mean
+    log slowdown lower by 0.02 (the test for replacing a row's class)"""
+    mlog = lambda r: sum(math.log(x) for x in r) / len(r)
+    return max(new) < max(now) * 0.97 or (max(new) <= max(now) and mlog(new) < mlog(now) - 0.02)
+
+
 def row_text(w, c, suffix, modes='', group_max=0):
     (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
     return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d, 0, 0, 0},' %
@@ -128,8 +135,7 @@ def fit_keyed(prim, prob, best, key):
                 t = min(float(r['median_us']) for r in prob[p] if r['heur_rank'] == '1')
             now.append(t / best[p])
         c, most, new = best_class(ps, prob, best)
-        mlog = lambda r: sum(math.log(x) for x in r) / len(r)
-        better = max(new) < max(now) * 0.97 or (max(new) <= max(now) and mlog(new) < mlog(now) - 0.02)
+        better = clearly_better(new, now)
         print('// %s: %d %s samples, now %s (worst %.2f), %s covers %d: %s (worst %.2f)%s' %
               (w['name'], len(ps), key, ' '.join('%.2f' % x for x in now), max(now), c, most,
                ' '.join('%.2f' % x for x in new), max(new), '' if better else ' - kept'))
@@ -168,14 +174,12 @@ def main(argv):
         print('// %s: %d uncovered samples, %s covers %d: %s' % (w['name'], len(ps), c, most,
                                                              ' '.join('%.2f' % x for x in rat)))
         if w['alt'] and c != w['alt']:
-            # keep the row's present alternate class unless the new one is clearly better (as for
-            # the "-zp" / "-g64" rows): it covers every sample, and lowers the worst slowdown by
-            # more than 3 % or, at no worse a worst, the mean log slowdown by 0.02
+            # keep the row's present alternate class unless the new one covers every sample and is
+            # clearly better (as for the "-zp" / "-g64" rows)
             now = [ctime(prob[p], w['alt']) for p in ps]
             if all(now) and most == len(ps):
                 now = [t / best[p] for t, p in zip(now, ps)]
-                mlog = lambda r: sum(math.log(x) for x in r) / len(r)
-                if not (max(rat) < max(now) * 0.97 or (max(rat) <= max(now) and mlog(rat) < mlog(now) - 0.02)):
+                if not clearly_better(rat, now):
                     print('//   kept %s: %s' % (w['alt'], ' '.join('%.2f' % x for x in now)))
                     continue
             elif all(now):
