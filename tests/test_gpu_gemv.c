@@ -414,7 +414,10 @@ static void test_stream_k_many(void **state) {
    K and rank 1 hands its accumulators to rank 0 through shared memory): for every selected sm90
    kernel, sms / 2 output tiles (one row of them along M, the last rows of the token tile empty), K
    of an odd number of k-blocks (uneven halves). Kernels the mode does not apply to (clusters,
-   pingpong, tiles whose accumulators exceed a stage) run the same problem by stream-K. */
+   pingpong, tiles whose accumulators exceed a stage) run the same problem by stream-K. The
+   fine-grained modes also run groups of 256 and a K of 13 k-blocks of at least 128: the tile_k 256
+   tiles of <= 32 tokens bring the scale rows of several k-blocks by one copy there (Params::s2d,
+   chunks of Cfg::kSChunk k-blocks), and these put chunk ends inside and at the end of each half. */
 static void test_k_pair(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -433,6 +436,14 @@ static void test_k_pair(void **state) {
     if (w4a16_choose_stream_k(k, &p, sms) != 1) continue;
     check_two_runs(k, &p, &r, "K pair");
     ++tested;
+    if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;
+    w4a16_problem q = p;
+    q.group_size = 256;
+    q.k = 1280;
+    if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) check_two_runs(k, &q, &r, "K pair, groups of 256");
+    q = p;
+    q.k = 13 * (k->tile_k > 128 ? k->tile_k : 128);
+    if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) check_two_runs(k, &q, &r, "K pair, 13 k-blocks");
   }
   if (!tested) skip();
 }

@@ -29,7 +29,9 @@
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
 // and the scale (zero) rows of the tile (one copy of a 2-D map, Params::s2d; 1-D bulk copies, one a
-// row, for the tile_k 256 tiles of <= 32 tokens below four rows a stage, s2d_min_rows). One "full"
+// row, for the tile_k 256 tiles of <= 32 tokens below four rows a stage, s2d_min_rows; those tiles
+// in the K pair take the rows of three or four k-blocks by one copy of the map instead, Cfg::kSChunk,
+// kernel parameter CHUNK). One "full"
 // mbarrier per stage (producer's arrive.expect_tx + the copies' complete_tx) and one "empty"
 // mbarrier per stage (an arrival from every local consumer thread that read the stage, and one per
 // consumer warp of every other CTA of the cluster, whose producers multicast into this CTA's stage).
@@ -239,6 +241,14 @@ struct Cfg {
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
+  // k-blocks whose scale (zero) rows one copy brings where the launch chunks them (Params::s2d bit
+  // 1, the kernel's CHUNK): the tile_k 256 tiles of <= 32 tokens only, which otherwise take a bulk
+  // copy a row (two a k-block for groups of 128; see s2d_min_rows). Four (eight rows at groups of
+  // 128: kGrMax) or fewer: at most STAGES - 1 and not a divisor of STAGES, so that no two chunks of a
+  // unit begin STAGES k-blocks apart (see the producer). Chunks for the other tiles (already one
+  // copy of the 2-D map a k-block) made them 1-3 % slower (fifteenth session, docs/PERFORMANCE.md).
+  static constexpr int schunk_of(int c) { return c < 2 ? 1 : (c <= STAGES_ - 1 && STAGES_ % c != 0) ? c : schunk_of(c - 1); }
+  static constexpr int kSChunk = TK_ == 256 && TM_ <= 32 ? schunk_of(4) : 1;
 
   static_assert(TN % 64 == 0 && R >= 1 && kWgRows * (kCoop ? NC : 1) == TN, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(NC == 2 || (NC == 4 && kCoop), "consumer warpgroups: 2, or 4 (cooperative)");
@@ -289,7 +299,11 @@ struct Params {
   // chunk's or stale ones, only reach wgmma columns of tokens >= M, never stored)
   int a3d_tail;
   // != 0: a stage's scale (zero) rows by one copy of the 2-D maps tm_s (tm_z), [G groups] x [N], box
-  // [rows a stage] x [tile_n], instead of one bulk copy a row
+  // [s2d >> 8 rows] x [tile_n], instead of one bulk copy a row; bit 1 (chunked): one copy brings the
+  // rows of Cfg::kSChunk k-blocks, with a unit's k-blocks 0, kSChunk, 2 kSChunk, ... into that
+  // stage's scale rows (from the group of its first k), and the chunk's other k-blocks read them
+  // there (see "Scale rows by chunks" in launch(); the group a power of two). Kept in one field: two
+  // more Params fields made ptxas spill in the 40-register producer of the one-CTA-per-SM tiles
   int s2d;
   // rows of the last token tile's boxes (tm_a_tail, tm_d_tail: M - its m0 rounded up to 8, at most
   // TM; TM / CN with activation multicast); that tile's stages count only these bytes
@@ -450,7 +464,10 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
 }
 
 // ------------------------------------------------------------------------- the kernel
-template <typename T, class C>
+// CHUNK: the scale rows come by chunks (Params::s2d bit 1; Cfg::kSChunk > 1 only). A kernel of its
+// own: compiled into the one kernel, the chunk code cost the launches without chunks 2-4 %
+// (fifteenth session, docs/PERFORMANCE.md).
+template <typename T, class C, bool CHUNK>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
                       const __grid_constant__ CUtensorMap tm_d, const __grid_constant__ CUtensorMap tm_a_tail,
@@ -517,10 +534,33 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 #pragma unroll
       for (int y = 0; y < C::CM; ++y) mask_w |= (uint16_t)(1u << (y * C::CN + cn));
       const int gr_rows = p.group < C::TK ? C::TK / p.group : 1;
-      // the bytes of one stage of unit u (its activation rows, all CN slices)
-      const uint32_t tx_w = (uint32_t)(C::kWBytes + gr_rows * C::kRowBytes * (C::kZeros ? 2 : 1));
-      auto tx_of = [&](const Unit &u) -> uint32_t {
-        return (uint32_t)(C::KT * 128 * C::CN * (is_tail(u) ? p.tail_rows : C::TM / C::CN)) + tx_w;
+      // scale rows by chunks (Params::s2d bit 1, Cfg::kSChunk; cooperative schedule only, whose
+      // consumers release the stages in position order): a chunk's rows go into the stage of its
+      // first k-block; before other rows go to the stage of position pos, the chunk whose rows the
+      // stage took at pos - STAGES (if one began there) must be released, up to pos - STAGES +
+      // kSChunk - 1, beyond what the wait for pos - STAGES covers. Within a unit no chunk begins
+      // STAGES k-blocks after another (kSChunk does not divide STAGES), so only the first STAGES
+      // k-blocks of a unit wait (conservatively)
+      constexpr int ch = C::kSChunk;
+      auto wait_scale_readers = [&](uint32_t pos) {
+        if (pos >= (uint32_t)C::STAGES) {
+          const uint32_t l = pos - C::STAGES + ch - 1;
+          mbar_wait(bar_empty + 8 * (l % C::STAGES), (l / C::STAGES) & 1u);
+        }
+      };
+      // k-block kb of unit u at position pos: whether it brings scale rows (a chunk's first k-block)
+      auto scale_step = [&](int kb, uint32_t pos) -> bool {
+        if (!CHUNK) return true;
+        if (kb % ch != 0) return false;
+        if (kb < C::STAGES) wait_scale_readers(pos);
+        return true;
+      };
+      // the bytes of k-block kb of unit u (its activation rows, all CN slices; scale rows where it
+      // begins a chunk)
+      auto tx_of = [&](const Unit &u, bool srows) -> uint32_t {
+        return (uint32_t)(C::KT * 128 * C::CN * (is_tail(u) ? p.tail_rows : C::TM / C::CN)) + (uint32_t)C::kWBytes +
+               (srows ? (uint32_t)((CHUNK ? p.s2d >> 8 : gr_rows) * C::kRowBytes * (C::kZeros ? 2 : 1))
+                      : 0u);
       };
       const char *sc = (const char *)p.scales;
       const char *zr = (const char *)p.zeros;
@@ -544,7 +584,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         }
       };
       // ... and packed weights, scales (zeros)
-      auto load_w = [&](const Unit &u, int kb, uint32_t st, uint32_t fb) {
+      auto load_w = [&](const Unit &u, int kb, uint32_t st, uint32_t fb, bool srows) {
         const int kg = (u.kb0 + kb) * C::TK;
         const int wk = (u.kb0 + kb) * C::KT * 128;
         if (C::kW3d) {
@@ -558,6 +598,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         }
         const int g0 = kg / p.group;
         if (p.s2d) {
+          if (!srows) return;  // the chunk's rows came with its first k-block
           tma_load_2d(st + C::kSOff, &tm_s, fb, u.n0, g0);
           if (C::kZeros) tma_load_2d(st + C::kZOff, &tm_z, fb, u.n0, g0);
           return;
@@ -583,8 +624,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         npre = u.kn < C::STAGES ? u.kn : C::STAGES;
         if (npre > cap) npre = cap;
         for (int kb = 0; kb < npre; ++kb) {
-          mbar_arrive_expect_tx(bar_full + 8 * kb, tx_of(u));
-          load_w(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb);
+          const bool srows = !p.s2d || scale_step(kb, (uint32_t)kb);
+          mbar_arrive_expect_tx(bar_full + 8 * kb, tx_of(u, srows));
+          load_w(u, kb, base + kb * C::kStageBytes, bar_full + 8 * kb, srows);
         }
       }
       griddep_wait();
@@ -602,9 +644,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           mbar_wait(bar_empty + 8 * s, ph ^ 1u);
           const uint32_t st = base + s * C::kStageBytes;
           const uint32_t fb = bar_full + 8 * s;
-          mbar_arrive_expect_tx(fb, tx_of(u));
+          const bool srows = !p.s2d || scale_step(kb, pos);
+          mbar_arrive_expect_tx(fb, tx_of(u, srows));
           load_act(u, kb, st, fb);
-          load_w(u, kb, st, fb);
+          load_w(u, kb, st, fb, srows);
         }
       }
       if (C::kPairOk && p.kpair && (blockIdx.x & 1u) == 0) {
@@ -613,6 +656,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // expect rank 1's accumulators there and tell rank 1 (its barrier, phase 0)
         const uint32_t s = pos % C::STAGES;
         mbar_wait(bar_empty + 8 * s, ((pos / C::STAGES) & 1u) ^ 1u);
+        if (CHUNK) wait_scale_readers(pos);  // its scale rows may serve k-blocks after pos - STAGES
         mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
         mbar_arrive_cluster(bar_order, 1u);
       }
@@ -682,6 +726,14 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       // wgmma.wait_group 1); with kHalves each half of the block waits only for the wgmmas of
       // the same half of block kb-1; otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
+      // the scale (zero) rows of k-block kb: in the stage of its chunk's first k-block, rows from
+      // that k-block's group on (Params::s2d bit 1)
+      // (groups of at most TK when chunked: TK / group rows a k-block)
+      auto srow = [&](int kb) -> uint32_t {
+        const int cs = kb - kb % C::kSChunk;
+        const uint32_t sst = base + ((pos0 + (uint32_t)cs) % C::STAGES) * C::kStageBytes;
+        return sst + C::kSOff + (uint32_t)(((kb - cs) * (C::TK >> p.gshift)) * C::kRowBytes);
+      };
       // wait for k-block kb's stage; its packed weight fragments (one 16-byte load per 16x64
       // block) into wq; returns the stage index
       auto stage_in = [&](int kb, uint4 (&wq)[C::R][C::KT]) -> uint32_t {
@@ -704,6 +756,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         uint4 wq[C::R][C::KT];
         const uint32_t s = stage_in(kb, wq);
         const uint32_t st = base + s * C::kStageBytes;
+        const uint32_t sr = CHUNK ? srow(kb) : st + C::kSOff;
         // scales (zeros) of rows g and g+8, per pair of k16 steps (a group spans >= 32 k)
         uint32_t s2[C::R][C::K16 / 2][2];
         uint32_t z2[C::R][C::K16 / 2][2];
@@ -712,7 +765,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           const int gr = small_group ? ((jj * 32) >> p.gshift) : 0;
 #pragma unroll
           for (int r = 0; r < C::R; ++r) {
-            const uint32_t a0 = st + C::kSOff + gr * C::kRowBytes + (rowbase + r * 64 + warp * 16 + g) * 2;
+            const uint32_t a0 = sr + gr * C::kRowBytes + (rowbase + r * 64 + warp * 16 + g) * 2;
             const uint32_t lo = lds16(a0), hi = lds16(a0 + 16);
             s2[r][jj][0] = lo | (lo << 16);
             s2[r][jj][1] = hi | (hi << 16);
@@ -824,10 +877,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             uint4 wq[C::R][C::KT];
             const uint32_t s = stage_in(kb, wq);
             const uint32_t st = base + s * C::kStageBytes;
+            const uint32_t sr = CHUNK ? srow(kb) : st + C::kSOff;
             float sf[C::R][2];
 #pragma unroll
             for (int r = 0; r < C::R; ++r) {
-              const uint32_t a0 = st + C::kSOff + (rowbase + r * 64 + warp * 16 + g) * 2;
+              const uint32_t a0 = sr + (rowbase + r * 64 + warp * 16 + g) * 2;
               sf[r][0] = Pk<T>::to_float(lds16(a0));
               sf[r][1] = Pk<T>::to_float(lds16(a0 + 16));
             }
@@ -1171,6 +1225,11 @@ static inline int s2d_min_rows() {
   }();
   return n;
 }
+// W4A16_SM90_SCHUNK=0: the scale (zero) rows of every k-block by a copy of their own (Params::s2d bit 1).
+static inline bool schunk_enabled() {
+  static const bool on = env_switch_on("W4A16_SM90_SCHUNK");
+  return on;
+}
 // W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies.
 static inline bool a3d_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_A3D");
@@ -1354,29 +1413,6 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.tail_rows = tail;
   prm.a3d = a3d;
   prm.a3d_tail = a3d_tail;  // M < TM: every unit is the tail tile's
-  // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
-  // copy of a 2-D map where it holds s2d_min_rows<C>() rows or more (per-column: one row, G = 1).
-  // H100, eleventh session: groups of 32 0.94x against a bulk copy a row (best kernel per problem,
-  // geomean; 8192x8192 M = 32 19.9 -> 17.0 us), zero points 0.98x; thirteenth session: one or two
-  // rows 0.94-0.99x on all but the tile_k 256 tiles of <= 32 tokens (see s2d_min_rows).
-  CUtensorMap tm_s, tm_z;
-  memset(&tm_s, 0, sizeof(tm_s));
-  memset(&tm_z, 0, sizeof(tm_z));
-  prm.s2d = 0;
-  const int s_rows = p->group_size > 0 && p->group_size < C::TK ? C::TK / p->group_size : 1;
-  if (p->group_size > 0 && s_rows >= s2d_min_rows<C>()) {
-    const int rows = s_rows;
-    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};
-    const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
-    const cuuint32_t box[2] = {(cuuint32_t)C::TN, (cuuint32_t)rows};
-    const cuuint32_t estr[2] = {1, 1};
-    auto rows_map = [&](CUtensorMap *map, const void *src) {
-      return encode(map, Pk<T>::kTmaType, 2, const_cast<void *>(src), dims, strides, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-    };
-    prm.s2d = rows_map(&tm_s, p->scales) && (!C::kZeros || rows_map(&tm_z, p->zeros)) ? 1 : 0;
-  }
   prm.alpha = p->alpha;
 
   const int n_cl = p->n / (C::TN * C::CN);
@@ -1388,7 +1424,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   long long clusters = (long long)sms * C::kCtasPerSm / C::kCluster;
   if (clusters < 1) clusters = 1;
 
-  auto kern = w4a16_sm90_kernel<T, C>;
+  auto kern = w4a16_sm90_kernel<T, C, false>;
   cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   if (err != cudaSuccess) return (int)err;
 
@@ -1446,9 +1482,59 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       clusters = g;
     }
   }
+  // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
+  // copy of a 2-D map where it holds s2d_min_rows<C>() rows or more (per-column: one row, G = 1).
+  // H100, eleventh session: groups of 32 0.94x against a bulk copy a row (best kernel per problem,
+  // geomean; 8192x8192 M = 32 19.9 -> 17.0 us), zero points 0.98x; thirteenth session: one or two
+  // rows 0.94-0.99x on all but the tile_k 256 tiles of <= 32 tokens (see s2d_min_rows).
+  CUtensorMap tm_s, tm_z;
+  memset(&tm_s, 0, sizeof(tm_s));
+  memset(&tm_z, 0, sizeof(tm_z));
+  prm.s2d = 0;
+  const int s_rows = p->group_size > 0 && p->group_size < C::TK ? C::TK / p->group_size : 1;
+  // Scale rows by chunks (Cfg::kSChunk > 1: the tile_k 256 tiles of <= 32 tokens): one copy of the
+  // 2-D map brings the rows of kSChunk k-blocks into the stage of the chunk's first k-block, where
+  // the chunk's other k-blocks read them, in place of a bulk copy a row and k-block (each copy of a
+  // stage costs nearly independently of its bytes: thirteenth session, docs/PERFORMANCE.md). The
+  // producer makes sure the readers of a stage's rows are done before the stage takes other rows
+  // (wait_scale_readers: conservatively, within the first STAGES k-blocks of a unit). Only in the K
+  // pair (Params::kpair: one unit a CTA, so no such wait): H100, fifteenth session
+  // (docs/PERFORMANCE.md), 8192x8192 / 8192x28672 at M = 1..32 0.94-0.99x, while stream-K's short
+  // units lost up to 5.7 % (10240x8192, 4096x14336 at M = 32) and tile-by-tile units 2-4 %
+  // (57344x8192 at M <= 32). The cooperative schedule only (its consumers release the stages in
+  // order) and groups of 128 .. TK (a power of two: the consumers shift); W4A16_SM90_SCHUNK=0: as
+  // before, a copy a row or one of the map a k-block (A/B switch).
+  int box_rows = s_rows, chunked = 0;
+  const int g = p->group_size;
+  if (C::kCoop && C::kSChunk > 1 && prm.kpair && g >= 128 && g <= C::TK && (g & (g - 1)) == 0 && schunk_enabled() &&
+      C::kSChunk * (C::TK / g) <= C::kGrMax) {
+    chunked = 1;
+    box_rows = C::kSChunk * (C::TK / g);  // chunks begin at group boundaries (k-blocks hold whole groups)
+  }
+  if (p->group_size > 0 && (chunked || box_rows >= s2d_min_rows<C>())) {
+    const int rows = box_rows;
+    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};
+    const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
+    const cuuint32_t box[2] = {(cuuint32_t)C::TN, (cuuint32_t)rows};
+    const cuuint32_t estr[2] = {1, 1};
+    auto rows_map = [&](CUtensorMap *map, const void *src) {
+      return encode(map, Pk<T>::kTmaType, 2, const_cast<void *>(src), dims, strides, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    };
+    if (rows_map(&tm_s, p->scales) && (!C::kZeros || rows_map(&tm_z, p->zeros))) prm.s2d = 1 | (chunked << 1) | (rows << 8);
+  }
   if (!prm.streamk && !prm.kpair && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
   cfg.numAttrs = pdl_enabled() ? 2 : 1;
+  if constexpr (C::kSChunk > 1) {
+    if (prm.s2d & 2) {
+      auto kc = w4a16_sm90_kernel<T, C, true>;
+      err = cudaFuncSetAttribute(kc, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+      if (err != cudaSuccess) return (int)err;
+      kern = kc;
+    }
+  }
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
@@ -1470,7 +1556,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
 template <typename T, class C>
 static inline int probe() {
   cudaFuncAttributes a;
-  return (int)cudaFuncGetAttributes(&a, w4a16_sm90_kernel<T, C>);
+  return (int)cudaFuncGetAttributes(&a, w4a16_sm90_kernel<T, C, false>);
 }
 
 }  // namespace w4a16_sm90
