@@ -1225,10 +1225,14 @@ static inline int s2d_min_rows() {
   }();
   return n;
 }
-// W4A16_SM90_SCHUNK=0: the scale (zero) rows of every k-block by a copy of their own (Params::s2d bit 1).
-static inline bool schunk_enabled() {
-  static const bool on = env_switch_on("W4A16_SM90_SCHUNK");
-  return on;
+// W4A16_SM90_SCHUNK=0: the scale (zero) rows of every k-block by a copy of their own (Params::s2d bit
+// 1); =2: by chunks in every launch, not only the K pair's (measurement switch).
+static inline int schunk_mode() {
+  static const int m = []() {
+    const char *e = getenv("W4A16_SM90_SCHUNK");
+    return e ? atoi(e) : 1;
+  }();
+  return m;
 }
 // W4A16_SM90_A3D=0: the activations of a stage by KT 2-D copies.
 static inline bool a3d_enabled() {
@@ -1506,7 +1510,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // before, a copy a row or one of the map a k-block (A/B switch).
   int box_rows = s_rows, chunked = 0;
   const int g = p->group_size;
-  if (C::kCoop && C::kSChunk > 1 && prm.kpair && g >= 128 && g <= C::TK && (g & (g - 1)) == 0 && schunk_enabled() &&
+  if (C::kCoop && C::kSChunk > 1 && (prm.kpair ? schunk_mode() >= 1 : schunk_mode() >= 2) && g >= 128 && g <= C::TK &&
+      (g & (g - 1)) == 0 &&
       C::kSChunk * (C::TK / g) <= C::kGrMax) {
     chunked = 1;
     box_rows = C::kSChunk * (C::TK / g);  // chunks begin at group boundaries (k-blocks hold whole groups)
