@@ -727,8 +727,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       // the same half of block kb-1; otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
       // the scale (zero) rows of k-block kb: in the stage of its chunk's first k-block, rows from
-      // that k-block's group on (Params::s2d bit 1)
-      // (groups of at most TK when chunked: TK / group rows a k-block)
+      // that k-block's group on (Params::s2d bit 1; groups of at most TK: TK / group rows a k-block)
       auto srow = [&](int kb) -> uint32_t {
         const int cs = kb - kb % C::kSChunk;
         const uint32_t sst = base + ((pos0 + (uint32_t)cs) % C::STAGES) * C::kStageBytes;
@@ -1503,9 +1502,9 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // producer makes sure the readers of a stage's rows are done before the stage takes other rows
   // (wait_scale_readers: conservatively, within the first STAGES k-blocks of a unit). Only in the K
   // pair (Params::kpair: one unit a CTA, so no such wait): H100, fifteenth session
-  // (docs/PERFORMANCE.md), 8192x8192 / 8192x28672 at M = 1..32 0.94-0.99x, while stream-K's short
-  // units lost up to 5.7 % (10240x8192, 4096x14336 at M = 32) and tile-by-tile units 2-4 %
-  // (57344x8192 at M <= 32). The cooperative schedule only (its consumers release the stages in
+  // (docs/PERFORMANCE.md), 8192x8192 / 8192x28672 at M = 1..32 0.94-0.99x, while under stream-K the
+  // chunks cost 5-6 % (10240x8192, 4096x14336 at M = 24..32; as much without the wait) and tile by
+  // tile they changed nothing. The cooperative schedule only (its consumers release the stages in
   // order) and groups of 128 .. TK (a power of two: the consumers shift); W4A16_SM90_SCHUNK=0: as
   // before, a copy a row or one of the map a k-block (A/B switch).
   int box_rows = s_rows, chunked = 0;
