@@ -8,8 +8,8 @@
 // memory by TMA with a 128-byte swizzle (K-major, exactly the layout wgmma reads).
 //
 // Warp specialization (384 threads): warpgroup 0 is the producer (one thread issues all
-// copies; setmaxnreg.dec to 40), warpgroups 1 and 2 are consumers (setmaxnreg.inc to
-// 232; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm; the
+// copies; setmaxnreg.dec to 48, Cfg::producer_regs), warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc to 224, 232 for 128x16x256; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm; the
 // cooperative schedule may also run four consumer warpgroups, Cfg::NC = 4, 640 threads at 104
 // registers each, generator name suffix "_wg4"): they
 // read their packed weight fragments from shared memory (one 16-byte load per lane per
@@ -18,8 +18,8 @@
 // Small token tiles with scale-only groups of at least TK take a post-scaled mainloop instead
 // (Cfg::kPost): exact biased codes into the wgmma, the group scale applied to an fp32 partial
 // per k-block, conversion overlapping the wgmmas in flight. The conversion of a k-block overlaps
-// the previous block's wgmmas where registers hold two fragment buffers (Cfg::kOverlap), the
-// other half of its own block's wgmmas for the tile_k 256 tiles (Cfg::kHalves), else none.
+// the previous block's wgmmas where registers hold two fragment buffers (Cfg::overlap_in), the
+// other half of its own block's wgmmas for the tile_k 256 tiles (Cfg::halves_in), else none.
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled: KT boxes
 // of [TM rows x 64 k]; a full token tile's KT boxes by one copy of a 3-D map, [K/64] x [M] x [64 k]
@@ -130,13 +130,18 @@
 #ifndef W4A16_SM90_OVERLAP2
 #define W4A16_SM90_OVERLAP2 88
 #endif
+// Two fragment buffers for the one-CTA-per-SM tile_k 256 tiles where they fit (128x16x256): 1 in the
+// kernel instance with scale chunks only (Cfg::overlap_in), 2 in both, 0 in neither (A/B build switch)
+#ifndef W4A16_SM90_OVERLAP_K256
+#define W4A16_SM90_OVERLAP_K256 1
+#endif
 // 1: a stream-K owner of a tile of at most 32 tokens (or of a two-CTA-per-SM tile) reads its
 // contributors' partials two at a time; 0: one at a time (A/B build switch; see the fixup)
 #ifndef W4A16_SM90_FIXUP_STEP2
 #define W4A16_SM90_FIXUP_STEP2 1
 #endif
-// 1: the tile_k 256 tiles without two fragment buffers (Cfg::kOverlap false) convert and issue
-// each k-block in two halves (Cfg::kHalves); 0: convert the whole block, then issue it (A/B build
+// 1: the tile_k 256 tiles without two fragment buffers (Cfg::overlap_in false) convert and issue
+// each k-block in two halves (Cfg::halves_in); 0: convert the whole block, then issue it (A/B build
 // switch)
 #ifndef W4A16_SM90_HALVES
 #define W4A16_SM90_HALVES 1
@@ -194,7 +199,7 @@ struct Cfg {
   // Two CTAs per SM (so that the next kernel's CTA can be resident and prefetch its weights
   // while this one streams) for register-light tiles whose shared memory fits half an SM
   // (228 KB minus 1 KB reserved per CTA): 80 registers per thread at launch, the producer
-  // keeps 40 and the consumers rise to 96 (128 x 40 + 256 x 96 <= 384 x 80; at 24 the
+  // keeps 48 and the consumers rise to 96 (128 x 48 + 256 x 96 = 384 x 80; at 24 the
   // producer spilled).
   // Keep in step with generator/families/sm90.py ctas_per_sm().
   static constexpr int kSmemHalfSm = 233472 / 2 - 1024;
@@ -204,24 +209,47 @@ struct Cfg {
   // its stages need less, so that "shared memory <= kSmemHalfSm" tells the two-per-SM tiles
   // (the runtime's split rule can read it off the kernel descriptor's smem_bytes).
   static constexpr int kSmemBytes = kCtasPerSm == 1 && kSmemRaw <= kSmemHalfSm ? kSmemHalfSm + 1024 : kSmemRaw;
-  static constexpr int kProducerRegs = 40;
   // One CTA per SM: the registers a thread gets at launch (64K over kThreads, in units of 8: 168 for
-  // 384 threads, 96 for 640), the producer gives back down to kProducerRegs and the consumers
-  // share the rest (setmaxnreg: 232 for two consumer warpgroups, 104 for four).
+  // 384 threads, 96 for 640), the producer gives back down to producer_regs() and the consumers
+  // share the rest (setmaxnreg: 224, or 232 beside a 40-register producer, for two consumer
+  // warpgroups; 104 for four).
   static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-  static constexpr int kConsumerRegs1 = (kLaunchRegs * kThreads - 128 * kProducerRegs) / (128 * NC) / 8 * 8;
-  static constexpr int kConsumerRegs = kCtasPerSm == 2 ? 96 : (kConsumerRegs1 < 232 ? kConsumerRegs1 : 232);
-  // 1 CTA/SM: beyond ~208 ptxas serializes the wgmmas (C7512)
-  static constexpr bool kOverlap =
-      kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : NC == 2 ? 208 : kConsumerRegs - 24);
-  // Without kOverlap, a tile_k 256 k-block is converted and issued in two halves of 8 k16 steps,
+  static constexpr int consumer_regs_beside(int producer) {
+    return kCtasPerSm == 2 ? 96
+           : (kLaunchRegs * kThreads - 128 * producer) / (128 * NC) / 8 * 8 < 232
+               ? (kLaunchRegs * kThreads - 128 * producer) / (128 * NC) / 8 * 8
+               : 232;
+  }
+  // Two fragment buffers fit the consumers' registers (1 CTA/SM: beyond ~208 ptxas serializes the
+  // wgmmas, C7512)
+  static constexpr bool kOverlapFits =
+      kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : NC == 2 ? 208 : consumer_regs_beside(40) - 24);
+  // Whether the kernel instance with scale chunks or without (the kernel's CHUNK) holds two fragment
+  // buffers. A one-CTA-per-SM tile_k 256 tile where they fit (128x16x256) holds them only in its
+  // chunked instance (the K pair) and converts by halves (halves_in) in the other: H100, sixteenth
+  // session (docs/PERFORMANCE.md), the halves with a 48-register producer took 0.97-0.99x the time
+  // on seven layers at M = 1..16 but 1.03x on 8192x8192 (the K pair with chunks).
+  // W4A16_SM90_OVERLAP_K256 = 2: two buffers in both instances; 0: in neither (A/B build switch).
+  static constexpr bool overlap_in(bool chunk) {
+    return kOverlapFits && (K16 < 16 || kCtasPerSm == 2 || W4A16_SM90_OVERLAP_K256 >= (chunk ? 1 : 2));
+  }
+  // Without two buffers, a tile_k 256 k-block is converted and issued in two halves of 8 k16 steps,
   // each half with its own wgmma group, in the registers of one block's fragments: the
   // conversion of one half runs while the other half's wgmmas are in flight (wgmma.wait_group 1
   // frees the half about to be overwritten), where the whole-block order drains every wgmma
   // before converting. H100, same call (docs/PERFORMANCE.md, ninth session): 128x32x256 1.023x,
   // 128x64x256 1.016x geomean over 40 problems of M = 16..128; the tile_k 128 tiles (4 steps a
   // half) gained nothing (256x16x128, 256x32x128 0.993x) and keep the whole-block order.
-  static constexpr bool kHalves = !kOverlap && TK_ == 256 && W4A16_SM90_HALVES != 0;
+  static constexpr bool halves_in(bool chunk) { return !overlap_in(chunk) && TK_ == 256 && W4A16_SM90_HALVES != 0; }
+  // The producer's registers after setmaxnreg.dec: 48 (at 40 ptxas spilled 12-48 bytes in the
+  // producer and the consumers' set-up of most tiles; sixteenth session), but 40 with four consumer
+  // warpgroups (their 104 registers either way) and where a one-CTA-per-SM tile's consumers hold two
+  // fragment buffers of 16 k16 steps (128x16x256, chunked): at the 224 registers a 48-register
+  // producer leaves them, ptxas serializes their wgmmas (C7512).
+  static constexpr int producer_regs(bool chunk) {
+    return NC == 4 || (kCtasPerSm == 1 && K16 >= 16 && overlap_in(chunk)) ? 40 : 48;
+  }
+  static constexpr int consumer_regs(bool chunk) { return consumer_regs_beside(producer_regs(chunk)); }
   // Post-scaled mainloop (FINEGRAINED_SCALE_ONLY, group >= TK at run time, small TM): the codes
   // go into the wgmma biased and exact (MAGIC + q, no subtraction, no scale: 7 instructions per
   // packed word instead of 15), one more wgmma per k16 step against a constant -(MAGIC + 8)
@@ -406,7 +434,7 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
 // iterations, cut at tile boundaries (a cluster's first unit may finish a tile begun by the
 // clusters before it, its last may begin one that the clusters after it finish). Only the
 // position is state; the rest is re-derived from the parameters per unit (32-bit arithmetic: the
-// producer runs in 40 registers).
+// producer runs in 48 registers).
 struct Walk {
   int it, end;  // tile by tile: the next unit and the unit count; stream-K: iterations
 };
@@ -474,6 +502,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
                       const __grid_constant__ CUtensorMap tm_d_tail, const __grid_constant__ CUtensorMap tm_s,
                       const __grid_constant__ CUtensorMap tm_z, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool kOv = C::overlap_in(CHUNK), kHv = C::halves_in(CHUNK);  // this instance's k-block order
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar_full = base + C::kBarOff;
@@ -522,7 +551,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 
   if (wg == 0) {
     // ===================================================================== producer
-    setmaxnreg_dec<C::kProducerRegs>();
+    setmaxnreg_dec<C::producer_regs(CHUNK)>();
     if (tid == 0) {
       tma_prefetch_desc(&tm_a);
       tma_prefetch_desc(&tm_w);
@@ -664,7 +693,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     __syncwarp();
   } else {
     // ===================================================================== consumers
-    setmaxnreg_inc<C::kConsumerRegs>();
+    setmaxnreg_inc<C::consumer_regs(CHUNK)>();
     griddep_wait();  // before the epilogue's global reads (bias) and writes (D, partials)
     const int c = wg - 1;
     const int warp = (tid / 32) & 3;
@@ -721,9 +750,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         for (int i = 0; i < C::TM / 2; ++i) acc[r][i] = 0.f;
 
       // k-block step: wait for the stage, read packed weights and scales, convert into
-      // A-fragment buffer B, issue the wgmmas. With kOverlap the conversion of block kb
+      // A-fragment buffer B, issue the wgmmas. With kOv the conversion of block kb
       // runs while the wgmmas of block kb-1 are in flight (two fragment buffers,
-      // wgmma.wait_group 1); with kHalves each half of the block waits only for the wgmmas of
+      // wgmma.wait_group 1); with kHv each half of the block waits only for the wgmmas of
       // the same half of block kb-1; otherwise the previous wgmmas are drained first.
       uint32_t prev_s = 0;
       // the scale (zero) rows of k-block kb: in the stage of its chunk's first k-block, rows from
@@ -747,11 +776,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             wq[r][kt] = lds128(st + C::kWOff + (((rowbase >> 4) + r * 4 + warp) * C::KT + kt) * 512 + lane * 16);
         return s;
       };
-      uint32_t a[C::kOverlap ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap, halves)
+      uint32_t a[kOv ? 2 : 1][C::R][C::K16][4];  // fragment buffers (overlap, halves)
       auto kstep = [&](auto buf, int kb) {
-        constexpr int B = C::kOverlap ? decltype(buf)::value : 0;
+        constexpr int B = kOv ? decltype(buf)::value : 0;
         uint32_t a_local[C::R][C::K16][4];  // whole-block order: fragments live within one step
-        auto &frag = C::kOverlap || C::kHalves ? a[B] : a_local;
+        auto &frag = kOv || kHv ? a[B] : a_local;
         uint4 wq[C::R][C::KT];
         const uint32_t s = stage_in(kb, wq);
         const uint32_t st = base + s * C::kStageBytes;
@@ -820,7 +849,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           }
           wgmma_commit();
         };
-        if constexpr (C::kHalves) {
+        if constexpr (kHv) {
           constexpr int H = C::K16 / 2;
           // each half into the same registers as that half of the previous block, whose wgmma
           // group is the second newest: wait_group 1 frees them; before the second half the
@@ -833,13 +862,13 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           prev_s = s;
           return;
         }
-        if (!C::kOverlap && kb > 0) {
+        if (!kOv && kb > 0) {
           // the previous stage's wgmmas are done: its shared memory and our A registers are free
           wgmma_wait<0>();
           release(prev_s);
         }
         issue(std::integral_constant<int, 0>(), std::integral_constant<int, C::K16>());
-        if (C::kOverlap) {
+        if (kOv) {
           // all but this block's wgmmas are done: the previous stage is free
           wgmma_wait<1>();
           if (kb > 0) release(prev_s);
@@ -928,7 +957,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           fold();
         }
       } else {
-        if (C::kOverlap) {
+        if (kOv) {
           int kb = 0;
           for (; kb + 1 < kb_per; kb += 2) {
             kstep(std::integral_constant<int, 0>(), kb);
