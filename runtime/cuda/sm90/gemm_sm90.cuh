@@ -74,7 +74,13 @@
 // (occupancy); even with fewer CTAs resident, as long as they start in index order and two fit,
 // a waiting cluster waits only for later clusters' first units, and the earlier clusters can
 // always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
-// Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023).
+// Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023). The flags are a
+// warp of the producer warpgroup's (the flag warp, W4A16_SM90_FLAG_WARP): it releases a partial's
+// flag once the consumers that stored it have arrived on a named barrier, and waits for the flags of
+// a tile its CTA began while the consumers still run that tile's mainloop; the consumers neither
+// wait for a release's memory barrier nor poll (H100, sixteenth session, docs/PERFORMANCE.md:
+// 10240x8192 M = 17..64 0.97-0.99x, 28672x4096 0.975-0.98x, 4096x4096 M = 17..32 1.02x, 0.996x
+// geomean over 42 stream-K problems, two calls).
 //
 // K pair (p->kpair, where the runtime chose stream-K but two CTAs a tile fill 70-100 % of the SMs,
 // e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in clusters of
@@ -137,6 +143,12 @@
 #endif
 // 1: a stream-K owner of a tile of at most 32 tokens (or of a two-CTA-per-SM tile) reads its
 // contributors' partials two at a time; 0: one at a time (A/B build switch; see the fixup)
+// 1: a stream-K contributor's flag is raised by a warp of the producer warpgroup (the flag warp)
+// after the consumers' stores; 0: by a consumer thread after a barrier of the consumers (A/B build
+// switch)
+#ifndef W4A16_SM90_FLAG_WARP
+#define W4A16_SM90_FLAG_WARP 1
+#endif
 #ifndef W4A16_SM90_FIXUP_STEP2
 #define W4A16_SM90_FIXUP_STEP2 1
 #endif
@@ -503,6 +515,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
                       const __grid_constant__ CUtensorMap tm_z, const Params p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kOv = C::overlap_in(CHUNK), kHv = C::halves_in(CHUNK);  // this instance's k-block order
+  // named barriers: 0 the CTA, 1 (cooperative) or 2 + c (pingpong) the consumers' epilogue,
+  // kFlagBar (+ c) a contributor's partial handed to the flag warp, kOwnBar (+ c) the flag warp's
+  // word that the partials a tile's owner adds are in
+  constexpr uint32_t kFlagBar = 4, kOwnBar = 6;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar_full = base + C::kBarOff;
@@ -688,6 +704,39 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         if (CHUNK) wait_scale_readers(pos);  // its scale rows may serve k-blocks after pos - STAGES
         mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
         mbar_arrive_cluster(bar_order, 1u);
+      }
+    } else if (tid >= 32 && tid < 64 && p.streamk && W4A16_SM90_FLAG_WARP) {
+      // ===================================================================== flag warp (stream-K)
+      // The flags of this CTA's stream-K units, off the consumers' path. A partial the consumers
+      // publish: they store it and arrive on named barrier kFlagBar (+ c: pingpong warpgroup c, units
+      // j with j % 2 = c), this warp waits there and one lane releases the flag (st.release.gpu:
+      // cumulative over the stores the barrier ordered before it), so the consumers go on to their
+      // next unit at once, where the release's memory barrier held a whole warpgroup until the
+      // partial's stores were acknowledged. A tile this CTA began: lane q waits for the flag of
+      // cluster cid + 1 + q (acquire) and clears it (a graph replay reuses the token; only this CTA
+      // reads it), and the warp arrives on kOwnBar (+ c), where the consumers wait before reading the
+      // partials: the flags' round trips run during the consumers' mainloop, not after it.
+      griddep_wait();  // flags are this grid's only after the previous one completed
+      const uint32_t nthr_bar = (C::kCoop ? 128 * C::NC : 128) + 32;
+      const int lane = tid & 31;
+      Walk w = walk0;
+      Unit u;
+      for (int j = 0; walk_next<C>(p, cn, cm, w, u); ++j) {
+        const uint32_t cw = C::kCoop ? 0u : (uint32_t)(j & 1);
+        if (u.contrib) {
+          named_bar_sync(kFlagBar + cw, nthr_bar);
+          if (lane == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
+        } else if (u.sk_last >= 0) {
+          // (acquire polls: relaxed ones and one fence.acq_rel after them were 1 % slower, the fence
+          // holding the handoff; sixteenth session)
+          for (int q = lane; q < u.sk_last - cid; q += 32) {
+            uint32_t *f = p.flags + (cid + 1 + q) * C::kCluster + crank;
+            while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+            *f = 0u;
+          }
+          __syncwarp();
+          named_bar_arrive(kOwnBar + cw, nthr_bar);
+        }
       }
     }
     __syncwarp();
@@ -1041,8 +1090,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           for (int i = 0; i < C::TM / 8; ++i)
             slot[(r * (C::TM / 8) + i) * nthr + ltid] =
                 make_float4(acc[r][4 * i], acc[r][4 * i + 1], acc[r][4 * i + 2], acc[r][4 * i + 3]);
-        named_bar_sync(epi_bar, nthr);
-        if (ltid == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
+        if (W4A16_SM90_FLAG_WARP) {
+          named_bar_arrive(kFlagBar + (C::kCoop ? 0u : (uint32_t)c), nthr + 32);  // the flag warp releases it
+        } else {
+          named_bar_sync(epi_bar, nthr);
+          if (ltid == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
+        }
       } else {
         if (u.sk_last >= 0) {
           // stream-K, a tile this unit began: add the partials of the clusters cid + 1 .. sk_last
@@ -1051,11 +1104,16 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           // layer's tile has three or four contributors), and the small tiles' partials are read two
           // at a time (both loads in flight before the adds, which keep the K order)
           const int nq = u.sk_last - cid;
-          for (int j = ltid; j < nq; j += nthr) {
-            const uint32_t *f = p.flags + (cid + 1 + j) * C::kCluster + crank;
-            while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+          if (W4A16_SM90_FLAG_WARP) {
+            // the flag warp has waited for (and cleared) the flags, most often during our mainloop
+            named_bar_sync(kOwnBar + (C::kCoop ? 0u : (uint32_t)c), nthr + 32);
+          } else {
+            for (int j = ltid; j < nq; j += nthr) {
+              const uint32_t *f = p.flags + (cid + 1 + j) * C::kCluster + crank;
+              while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+            }
+            named_bar_sync(epi_bar, nthr);
           }
-          named_bar_sync(epi_bar, nthr);
           auto slot_of = [&](int q) {
             return reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + crank) * (C::TN * C::TM / 4);
           };
@@ -1094,7 +1152,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           }
           // only this CTA reads those flags: clear them for the next launch with this token (a
           // CUDA graph replay); each waiting thread clears its own, after the barrier above
-          for (int j = ltid; j < nq; j += nthr) p.flags[(cid + 1 + j) * C::kCluster + crank] = 0u;
+          if (!W4A16_SM90_FLAG_WARP)
+            for (int j = ltid; j < nq; j += nthr) p.flags[(cid + 1 + j) * C::kCluster + crank] = 0u;
         }
         const uint16_t *bias = (const uint16_t *)p.bias;
         if (C::kTmaStore) {

@@ -173,6 +173,12 @@ template <int N> static __device__ __forceinline__ void setmaxnreg_dec() {
 static __device__ __forceinline__ void named_bar_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Arrive at named barrier `id` without waiting (the threads that bar.sync on it wait for this
+// one); the arriving thread's prior memory accesses are performed relative to the barrier's
+// threads when it completes (PTX ISA, barrier)
+static __device__ __forceinline__ void named_bar_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 // Programmatic dependent launch: wait until the grids this one depends on have completed
 // and their writes are visible (no-op without a programmatic dependency), and let the
