@@ -8,10 +8,11 @@
 // memory by TMA with a 128-byte swizzle (K-major, exactly the layout wgmma reads).
 //
 // Warp specialization (384 threads): warpgroup 0 is the producer (one thread issues all
-// copies; setmaxnreg.dec to 48, Cfg::producer_regs), warpgroups 1 and 2 are consumers
-// (setmaxnreg.inc to 224, 232 for 128x16x256; to 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm; the
-// cooperative schedule may also run four consumer warpgroups, Cfg::NC = 4, 640 threads at 104
-// registers each, generator name suffix "_wg4"): they
+// copies; setmaxnreg.dec to 48, Cfg::producer_regs; another warp handles stream-K's flags),
+// warpgroups 1 and 2 are consumers (setmaxnreg.inc to 224, 232 beside a 40-register producer; to
+// 96 for the register-light tiles that run two CTAs per SM, Cfg::kCtasPerSm; the cooperative
+// schedule may also run four consumer warpgroups, Cfg::NC = 4, 640 threads at 104 registers
+// each, generator name suffix "_wg4"): they
 // read their packed weight fragments from shared memory (one 16-byte load per lane per
 // 16x64 block, docs/LAYOUT.md), convert int4 -> fp16/bf16 (common/dequant.cuh),
 // apply the group scale (and zero) in registers, and issue wgmma with A from registers.
@@ -141,14 +142,15 @@
 #ifndef W4A16_SM90_OVERLAP_K256
 #define W4A16_SM90_OVERLAP_K256 1
 #endif
-// 1: a stream-K owner of a tile of at most 32 tokens (or of a two-CTA-per-SM tile) reads its
-// contributors' partials two at a time; 0: one at a time (A/B build switch; see the fixup)
-// 1: a stream-K contributor's flag is raised by a warp of the producer warpgroup (the flag warp)
-// after the consumers' stores; 0: by a consumer thread after a barrier of the consumers (A/B build
-// switch)
+// 1: stream-K's flags by a warp of the producer warpgroup (the flag warp): it releases a
+// contributor's flag after the consumers' stores and waits for an owner's contributors' flags;
+// 0: a consumer thread releases after a barrier of the consumers, the owner's consumers poll (A/B
+// build switch)
 #ifndef W4A16_SM90_FLAG_WARP
 #define W4A16_SM90_FLAG_WARP 1
 #endif
+// 1: a stream-K owner of a tile of at most 32 tokens (or of a two-CTA-per-SM tile) reads its
+// contributors' partials two at a time; 0: one at a time (A/B build switch; see the fixup)
 #ifndef W4A16_SM90_FIXUP_STEP2
 #define W4A16_SM90_FIXUP_STEP2 1
 #endif
