@@ -229,10 +229,8 @@ struct Cfg {
   // warpgroups; 104 for four).
   static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
   static constexpr int consumer_regs_beside(int producer) {
-    return kCtasPerSm == 2 ? 96
-           : (kLaunchRegs * kThreads - 128 * producer) / (128 * NC) / 8 * 8 < 232
-               ? (kLaunchRegs * kThreads - 128 * producer) / (128 * NC) / 8 * 8
-               : 232;
+    const int share = (kLaunchRegs * kThreads - 128 * producer) / (128 * NC) / 8 * 8;  // in units of 8
+    return kCtasPerSm == 2 ? 96 : share < 232 ? share : 232;
   }
   // Two fragment buffers fit the consumers' registers (1 CTA/SM: beyond ~208 ptxas serializes the
   // wgmmas, C7512)
