@@ -8,7 +8,9 @@
 // (0.82 at 8.7 MB) when (a) the grid is one wave of equal CTAs, (b) each CTA issues tens of KB of
 // weight loads before griddepcontrol.wait, (c) it lets its dependent launch at once, and (d) the
 // dependent's CTAs fit beside the running ones (shared memory <= ~1/2 of an SM per CTA). This
-// kernel does (b)-(d); (a) only approximately (units of whole row blocks).
+// kernel does (b) and (c); (a) only approximately (units of whole row blocks); (d) where its grid
+// leaves an SM slot free, and beside two CTAs of a grid on an SM only where each has one unit
+// whose weights all go out before the wait (w4a16_gemv_tma_go, "beside").
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
 // 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
@@ -265,8 +267,18 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   }
 }
 
+// CTAs per SM the registers must allow (__launch_bounds__): 3 (72 registers at most) for the
+// one-row-block units (R = 1), whose grids hold two CTAs a SM, so that a CTA of the next kernel fits
+// beside them where the launch lets it (w4a16_gemv_tma_go, "beside"), in the consumers that fit 72
+// registers without spilling (groups >= 128 and per-column, no zero points); 2 otherwise.
+#define W4A16_GEMV_TMA_MIN_CTAS(MODE, R, VAR)                                                             \
+  ((R) == 1 && (MODE) != W4A16_FINEGRAINED_SCALE_AND_ZEROS && ((VAR) & (W4A16_GEMV_TMA_M1 | W4A16_GEMV_TMA_GBIG)) != 0 && \
+           ((VAR) & (W4A16_GEMV_TMA_G64 | W4A16_GEMV_TMA_G32)) == 0                                        \
+       ? 3                                                                                                \
+       : 2)
+
 template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW, int VAR = 0>
-__global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
+__global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CTAS(MODE, R, VAR))
     w4a16_gemv_tma_kernel(const struct w4a16_gemv_args args, const __grid_constant__ CUtensorMap tm_a,
                           const __grid_constant__ CUtensorMap tm_s, const __grid_constant__ CUtensorMap tm_z) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
@@ -550,7 +562,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // Raised on every launch, not once per process: the attribute belongs to the current device's
   // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
   const uint32_t largest = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, TILE_M, 5, VEC).total;
-  const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)largest);
+  const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_HALF_SM ? largest : W4A16_GEMV_TMA_HALF_SM;
+  const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)attr_bytes);
   if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
@@ -568,9 +581,22 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   const int cap = w4a16_gemv_tma_ctas_env();
   const int per_sm = largest <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
   const int ctas = cap > 0 ? cap : per_sm * (p->sm_count > 0 ? p->sm_count : 132);
-  cfg.gridDim = dim3((unsigned)(units < ctas ? units : ctas), 1, 1);
+  const int grid = units < ctas ? units : ctas;
+  cfg.gridDim = dim3((unsigned)grid, 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
-  cfg.dynamicSmemBytes = l.total;
+  // Where the grid holds two CTAs on an SM, a third one, the next kernel's (it launches as soon as
+  // this one starts), fits beside them if registers (W4A16_GEMV_TMA_MIN_CTAS) and shared memory allow.
+  // It pays only where it can stream its whole unit before its griddepcontrol.wait: every CTA of
+  // both grids has one unit, whose weights fit the STAGES stages issued before the wait. Elsewhere
+  // the early CTAs cost up to 1.3x a kernel (the SMs they land on presumably end up with more of the
+  // next grid's units than the others; H100, docs/PERFORMANCE.md, seventeenth session: best kernel
+  // per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them, 4096x14336 M = 1 1.18x, the multi-unit
+  // layers up to 1.05x): there each CTA asks for half an SM of shared
+  // memory (two of them and their reserved 1 KB fill the 228 KB), so that no third CTA fits.
+  const int sms = p->sm_count > 0 ? p->sm_count : 132;
+  const bool beside = grid <= sms || (units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >=
+                                                           (long long)R * 16 * (p->k / 2));
+  cfg.dynamicSmemBytes = beside || l.total >= W4A16_GEMV_TMA_HALF_SM ? l.total : W4A16_GEMV_TMA_HALF_SM;
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
