@@ -580,7 +580,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   const int units = p->n / (16 * R);
   const int cap = w4a16_gemv_tma_ctas_env();
   const int per_sm = largest <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
-  const int ctas = cap > 0 ? cap : per_sm * (p->sm_count > 0 ? p->sm_count : 132);
+  const int sms = p->sm_count > 0 ? p->sm_count : 132;
+  const int ctas = cap > 0 ? cap : per_sm * sms;
   const int grid = units < ctas ? units : ctas;
   cfg.gridDim = dim3((unsigned)grid, 1, 1);
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
@@ -591,9 +592,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // the early CTAs cost up to 1.3x a kernel (the SMs they land on presumably end up with more of the
   // next grid's units than the others; H100, docs/PERFORMANCE.md, seventeenth session: best kernel
   // per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them, 4096x14336 M = 1 1.18x, the multi-unit
-  // layers up to 1.05x): there each CTA asks for half an SM of shared
-  // memory (two of them and their reserved 1 KB fill the 228 KB), so that no third CTA fits.
-  const int sms = p->sm_count > 0 ? p->sm_count : 132;
+  // layers up to 1.05x). There each CTA asks for half an SM of shared memory (two of them and their
+  // reserved 1 KB fill the 228 KB), so that no third CTA fits.
   const bool beside = grid <= sms || (units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >=
                                                            (long long)R * 16 * (p->k / 2));
   cfg.dynamicSmemBytes = beside || l.total >= W4A16_GEMV_TMA_HALF_SM ? l.total : W4A16_GEMV_TMA_HALF_SM;
