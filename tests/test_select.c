@@ -22,7 +22,7 @@
 #define K_(nm, fam, smlo, smhi, dt, md, tn, tm, tk, st, sk)                                                 \
   {.name = nm, .family = fam, .sm_min = smlo, .sm_max = smhi, .arch = (smlo == 90 ? "sm90a" : "sm80"),   \
    .dtype = dt, .mode = md, .tile_n = tn, .tile_m = tm, .tile_k = tk, .cluster_n = 1, .cluster_m = 1,     \
-   .cluster_k = 1, .schedule = (fam == W4A16_FAMILY_GEMV ? W4A16_SCHEDULE_GEMV                            \
+   .cluster_k = 1, .schedule = (fam == W4A16_FAMILY_GEMV ? (smlo == 90 ? W4A16_SCHEDULE_GEMV_TMA : W4A16_SCHEDULE_GEMV) \
                                 : fam == W4A16_FAMILY_SM90 ? W4A16_SCHEDULE_PINGPONG                      \
                                                            : W4A16_SCHEDULE_MULTISTAGE),                  \
    .stages = st, .split_k = sk,                                                                           \
@@ -47,6 +47,9 @@
 /* a fake registry, sorted by name like the generated one; impl == NULL */
 static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma", GEMV, 90, 90, BF, FGS, 128, 8, 256, 4, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 16, 8, 1024, 2, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 1024, 4, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s4_tma", GEMV, 90, 90, BF, FGS, 16, 8, 1024, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 2, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 3, 1),
@@ -760,6 +763,42 @@ static void test_custom_rules(void **state) {
   check_ranking(&p, 90, r, n);
 }
 
+/* a rule's schedules mask: on the H100 at M = 2..4 on 4096x4096 the first pick is the 4-stage TMA GEMV,
+   not the register-staged kernel of the same tiles and stages (which the cost model ranks first
+   among the two), and not the 2-stage TMA kernel the wider K range's row takes; at K = 8192 that
+   row applies again. A custom rule with a mask keeps a tier to its schedules. */
+static void test_rule_schedules(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  for (int64_t m = 2; m <= 4; ++m) {
+    w4a16_problem p = bf16_problem(m, 4096, 4096);
+    int n = query(132, 90, &p, r, (int)NFAKE);
+    assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s4_tma");
+    assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n3585-4096-k0-4096" : "h100-m3-4-n3585-4096-k0-4096");
+    check_ranking(&p, 90, r, n);
+  }
+  w4a16_problem p = bf16_problem(4, 4096, 8192);
+  query(132, 90, &p, r, (int)NFAKE);
+  assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s2_tma");
+  assert_string_equal(r[0].rule, "h100-m3-4-n0-4096-k0-8192");
+  const w4a16_heuristic_rule rules[] = {
+      {.name = "staged-gemv", .m_min = 1, .cc_min = 80, .family = GEMV, .schedules = 1u << W4A16_SCHEDULE_GEMV}};
+  int n = 0;
+  p = bf16_problem(4, 4096, 4096);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+                   W4A16_STATUS_OK);
+  int tier = 0;
+  for (int i = 0; i < n; ++i) {
+    if (r[i].rule_index == 0) {
+      ++tier;
+      assert_int_equal(r[i].kernel->schedule, W4A16_SCHEDULE_GEMV);
+    } else {
+      assert_true(r[i].kernel->family != GEMV || r[i].kernel->schedule != W4A16_SCHEDULE_GEMV);
+    }
+  }
+  assert_true(tier >= 2);
+}
+
 /* a rule's group_max holds for the fine-grained group sizes; a per-column problem (group_size 0
    or K) is a group of K, so a "groups of at most 64" row does not take it */
 static void test_group_max_per_column(void **state) {
@@ -949,6 +988,7 @@ int main(void) {
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
+      cmocka_unit_test(test_rule_schedules),
       cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
