@@ -34,7 +34,7 @@ MIN_STAGES = 2
 MAX_SPLIT_K = 12
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
 # Four consumer warpgroups: 640 threads launch with 96 registers each (64K / 640, in units of 8),
-# the producer gives back to 48 and each consumer rises to 104 (Cfg::kConsumerRegs). The estimate
+# the producer gives back to 40 and each consumer rises to 104 (Cfg::consumer_regs). The estimate
 # overshoots by ~16 there (ptxas -v: 256x32x128 estimate 104, no spills; 256x64x128 estimate 120,
 # a few spilled words outside the k-block loop).
 REG_BUDGET_WG4 = 120
