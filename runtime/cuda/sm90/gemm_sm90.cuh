@@ -1163,7 +1163,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         }
         // the padded staging rows (no tensor store) from token row 2 t's, for the tiles of <= 16 tokens:
         // their K-pair instance (128x16x256) then compiles without its 4-byte spill and runs 2 % faster
-        // (8192x8192 M = 1 / 16: 14.76 -> 14.44 / 14.80 -> 14.54 us); with 32 tokens the same form cost
+        // (8192x8192 M = 1 / 16: 14.76 -> 14.43 / 14.80 -> 14.54 us); with 32 tokens the same form cost
         // 128x32x256 1 % (H100, eighteenth session, docs/PERFORMANCE.md), so those keep the plain one
         const uint32_t epi_t = epi + 2 * t * C::kEpiStride * 2;
 #pragma unroll
