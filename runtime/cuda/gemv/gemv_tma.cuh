@@ -589,10 +589,11 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // this one starts), fits beside them if registers (W4A16_GEMV_TMA_MIN_CTAS) and shared memory allow.
   // It pays only where it can stream its whole unit before its griddepcontrol.wait: every CTA of
   // both grids has one unit, whose weights fit the STAGES stages issued before the wait. Elsewhere
-  // the early CTAs cost up to 1.3x a kernel (the SMs they land on presumably end up with more of the
-  // next grid's units than the others; H100, docs/PERFORMANCE.md, seventeenth session: best kernel
-  // per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them, 4096x14336 M = 1 1.18x, the multi-unit
-  // layers up to 1.05x). There each CTA asks for half an SM of shared memory (two of them and their
+  // the early CTAs cost up to 1.3x a kernel (the SMs they land on end up with more of the next grid's
+  // units than the others: even where they are let in, 4096x4096 M = 1, a per-CTA timeline put the 256
+  // CTAs of a launch three / two / one on 62 / 5 / 60 SMs; H100, docs/PERFORMANCE.md, seventeenth and
+  // eighteenth sessions: best kernel per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them,
+  // 4096x14336 M = 1 1.18x, the multi-unit layers up to 1.05x). There each CTA asks for half an SM of shared memory (two of them and their
   // reserved 1 KB fill the 228 KB), so that no third CTA fits.
   const bool beside = grid <= sms || (units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >=
                                                            (long long)R * 16 * (p->k / 2));
