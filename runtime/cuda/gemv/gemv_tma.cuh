@@ -593,8 +593,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // units than the others: even where they are let in, 4096x4096 M = 1, a per-CTA timeline put the 256
   // CTAs of a launch three / two / one on 62 / 5 / 60 SMs; H100, docs/PERFORMANCE.md, seventeenth and
   // eighteenth sessions: best kernel per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them,
-  // 4096x14336 M = 1 1.18x, the multi-unit layers up to 1.05x). There each CTA asks for half an SM of shared memory (two of them and their
-  // reserved 1 KB fill the 228 KB), so that no third CTA fits.
+  // 4096x14336 M = 1 1.18x, the multi-unit layers up to 1.05x). There each CTA asks for half an SM of
+  // shared memory (two of them and their reserved 1 KB fill the 228 KB), so that no third CTA fits.
   const bool beside = grid <= sms || (units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >=
                                                            (long long)R * 16 * (p->k / 2));
   cfg.dynamicSmemBytes = beside || l.total >= W4A16_GEMV_TMA_HALF_SM ? l.total : W4A16_GEMV_TMA_HALF_SM;
