@@ -12,7 +12,9 @@
  *                         one CTA row of N (tile_n)
  *   stream-K              every sm90 kernel on a problem of about 1.3 waves of tiles (the runtime
  *                         takes stream-K) against the float64 reference of sampled columns, and
- *                         the same bits over two differently garbage-filled workspaces
+ *                         the same bits over two differently garbage-filled workspaces; the same
+ *                         at about 2.4 waves (the tiles of >= 64 tokens run two waves of them
+ *                         tile by tile first) and at a sixth of a wave (many contributors a tile)
  * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -358,31 +360,45 @@ static int stream_k_case(const w4a16_kernel_desc *k, int sms, int num, int den, 
   return w4a16_can_implement(k, p) == W4A16_STATUS_OK;
 }
 
-/* Stream-K (sm90): for every selected sm90 kernel, a problem whose output tiles fill about 1.3
-   waves, so that the runtime chooses stream-K (asserted: the test must exercise it), M in its range
+/* For every selected sm90 kernel, a problem whose output tiles fill about num / den waves, where the
+   runtime chooses stream-K (asserted: the test must exercise it), M in its range
    (w4a16_stream_k_min_m: from 65; for tile_k 256 from 1, below 17 where the tiles are many) and not a
    multiple of the tile (the last token tile short by 9 rows: a tail box below the tile), K giving
    uneven parts. Every element of D must be written (D poisoned); all M rows x 256 sampled columns
    (the first and last too) against the float64 reference of those columns; a second run over a
    workspace filled with other garbage gives the same bits. */
-static void test_stream_k(void **state) {
-  (void)state;
-  if (!gpu_present()) skip();
-  test_rng r = test_rng_fresh("sm90_stream_k");
+static void stream_k_waves(int num, int den, const char *seed, const char *what) {
+  test_rng r = test_rng_fresh(seed);
   const int sms = sm_count();
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
     w4a16_problem p;
-    if (!stream_k_case(k, sms, 13, 10, &p)) continue; /* 1.3 waves */
+    if (!stream_k_case(k, sms, num, den, &p)) continue;
     if (w4a16_choose_stream_k(k, &p, sms) != 1)
       fail_msg("%s: M=%lld N=%lld K=%lld does not take stream-K", k->name, (long long)p.m, (long long)p.n,
                (long long)p.k);
-    check_two_runs(k, &p, &r, "stream-K");
+    check_two_runs(k, &p, &r, what);
     ++tested;
   }
   if (!tested) skip();
+}
+
+/* Stream-K (sm90) over about 1.3 waves of output tiles (the tiles of >= 64 tokens run the first
+   wave tile by tile: runtime/cuda/sm90/gemm_sm90.cuh streamk_dp_tiles) */
+static void test_stream_k(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  stream_k_waves(13, 10, "sm90_stream_k", "stream-K");
+}
+
+/* Stream-K over about 2.4 waves: the tiles of >= 64 tokens run two waves of tiles tile by tile
+   before the stream-K part (Params::streamk = 3) */
+static void test_stream_k_waves(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  stream_k_waves(12, 5, "sm90_stream_k_waves", "stream-K after data-parallel tiles");
 }
 
 /* Stream-K with many contributors a tile: for every selected sm90 kernel that takes stream-K there
@@ -454,6 +470,7 @@ int main(void) {
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
       cmocka_unit_test(test_stream_k),
+      cmocka_unit_test(test_stream_k_waves),
       cmocka_unit_test(test_k_pair),
       cmocka_unit_test(test_stream_k_many),
   };

@@ -71,7 +71,10 @@
 // cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
 // (K order: same bits on every run of the grid), clears the flags (a graph replay reuses the
 // token) and runs the epilogue. Only a cluster's last unit waits, and only for first units, which
-// never wait: no chain of waits. The launch keeps the grid within what the device holds at once
+// never wait: no chain of waits. Where the tiles fill more than a wave, the parts cover only the
+// last part-wave's tiles and each cluster first runs as many of the others tile by tile (the
+// data-parallel + stream-K hybrid of the paper below; Params::streamk, streamk_dp_tiles): those
+// never wait either. The launch keeps the grid within what the device holds at once
 // (occupancy); even with fewer CTAs resident, as long as they start in index order and two fit,
 // a waiting cluster waits only for later clusters' first units, and the earlier clusters can
 // always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
@@ -281,6 +284,11 @@ struct Cfg {
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
+  // Stream-K with data-parallel tiles first (Params::streamk > 1; the launch asks for them only
+  // here): the tiles of 64 tokens or more, which take stream-K over more than a wave of tiles. Not
+  // compiled into the others, nor into the zero-point cluster tiles: the walk's extra branch made
+  // ptxas spill there (128x16x256's producer 148 bytes, zero-point 128x256x64 2x1x1 56 bytes).
+  static constexpr bool kSkDp = TM_ >= 64 && !(kZeros && kCluster > 1);
   // k-blocks whose scale (zero) rows one copy brings where the launch chunks them (Params::s2d bit
   // 1, the kernel's CHUNK): the tile_k 256 tiles of <= 32 tokens only, which otherwise take a bulk
   // copy a row (two a k-block for groups of 128; see s2d_min_rows). Four (eight rows at groups of
@@ -314,10 +322,11 @@ struct Params {
   int group;
   int gshift;  // log2(group) when group < TK (then a power of two), else unused
   int split_k;
-  // != 0: stream-K (split_k is 1): the I = tiles x k-blocks iterations of the problem (tile-major,
-  // I < 2^31) in G = gridDim / cluster parts, part c of sk_base + (c < sk_rem) iterations (sk_base =
-  // I / G, sk_rem = I % G); ws holds one partial tile per CTA and flags one 32-bit word per CTA (see
-  // "Stream-K" above)
+  // != 0: stream-K (split_k is 1), with D = (streamk - 1) x G tiles data-parallel first: tiles
+  // 0 .. D - 1 tile by tile (cluster c takes c, c + G, ...), then the I = (tiles - D) x k-blocks
+  // iterations of the others (tile-major, I < 2^31) in G = gridDim / cluster parts, part c of
+  // sk_base + (c < sk_rem) iterations (sk_base = I / G, sk_rem = I % G); ws holds one partial tile
+  // per CTA and flags one 32-bit word per CTA (see "Stream-K" above)
   int streamk;
   int sk_base, sk_rem;
   // != 0: K split in two across the two CTAs of a cluster (Cfg::kPairOk, launched with cluster
@@ -448,7 +457,9 @@ static __device__ __forceinline__ Unit decode_unit(int cu, int n_cl, int m_cl, i
 // position is state; the rest is re-derived from the parameters per unit (32-bit arithmetic: the
 // producer runs in 48 registers).
 struct Walk {
-  int it, end;  // tile by tile: the next unit and the unit count; stream-K: iterations
+  // tile by tile: the next unit and the unit count; stream-K: iterations, it < 0 while data-parallel
+  // tiles remain (-it of them: Params::streamk - 1 at the start)
+  int it, end;
 };
 
 template <class C>
@@ -460,6 +471,7 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   } else if (p.streamk) {
     w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
     w.end = w.it + p.sk_base + (cid < p.sk_rem ? 1 : 0);
+    if (C::kSkDp && p.streamk > 1) w.it = 1 - p.streamk;
   } else {
     w.it = cid;
     w.end = (p.n / (C::TN * C::CN)) * ((p.m + C::TM * C::CM - 1) / (C::TM * C::CM)) * p.split_k;
@@ -469,10 +481,19 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
 
 template <class C>
 static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm, Walk &w, Unit &u) {
-  if (w.it >= w.end) return false;
+  if (w.it >= w.end) return false;  // (data-parallel tiles: it < 0 <= end)
   const int n_cl = p.n / (C::TN * C::CN);
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
   const int k = p.k / C::TK;
+  if (C::kSkDp && w.it < 0) {
+    // stream-K's data-parallel tiles first (every cluster the same number, so the stream-K parts
+    // after them keep their order: a part's first unit, which may finish a tile another cluster
+    // began, before its last, which may begin one); then the part's first iteration, re-derived
+    const int g = (int)(gridDim.x / C::kCluster), cid = (int)(blockIdx.x / C::kCluster);
+    u = decode_unit<C>(cid + (p.streamk - 1 + w.it) * g, n_cl, m_cl, k, 1, cn, cm);
+    if (++w.it == 0) w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
+    return true;
+  }
   if (p.kpair) {
     // one unit: tile blockIdx / 2, rank 0 the first ceil(k / 2) k-blocks, rank 1 the rest
     const int rank = (int)(blockIdx.x & 1u), h = (k + 1) / 2;
@@ -487,9 +508,9 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
     w.it += (int)(gridDim.x / C::kCluster);
     return true;
   }
-  const int t = w.it / k;
+  const int t = w.it / k;  // among the stream-K tiles, which follow the data-parallel ones
   const int kb0 = w.it - t * k;
-  u = decode_unit<C>(t, n_cl, m_cl, k, 1, cn, cm);
+  u = decode_unit<C>(C::kSkDp ? t + (p.streamk - 1) * (int)(gridDim.x / C::kCluster) : t, n_cl, m_cl, k, 1, cn, cm);
   u.kb0 = kb0;
   u.kn = k - kb0 < w.end - w.it ? k - kb0 : w.end - w.it;
   u.contrib = kb0 > 0;
@@ -1300,6 +1321,26 @@ static inline bool streamk_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_STREAMK");
   return on;
 }
+// Stream-K's data-parallel tiles a cluster (Params::streamk - 1) for `tiles` output tiles over g
+// clusters: W = floor((tiles - 1) / g), so that stream-K takes the last part-wave's tiles (under one
+// tile a cluster), except that one wave of them with less than a quarter wave left over goes all
+// to stream-K (W = 0). H100, nineteenth session (docs/PERFORMANCE.md): against stream-K over all
+// tiles, 17 of 18 kernel x problem pairs of 1.45-3.4 waves at M = 64..1024 ran in 0.88-0.99x the
+// time (6144x4096 M = 512 on 128x128x128 1.014x); with 160 tiles on 132 SMs (a quarter wave
+// left over: W = 1 cut those 28 tiles into pieces of under a fifth of a tile) 1.004-1.023x, hence
+// W = 0 there. A/B switch W4A16_SM90_SK_DP: 0 none, 2 one fewer than W where positive (one to two
+// tiles' worth a cluster by stream-K), 3 W always.
+static inline long long streamk_dp_tiles(long long tiles, long long g) {
+  static const int mode = []() {
+    const char *e = getenv("W4A16_SM90_SK_DP");
+    return e ? atoi(e) : 1;
+  }();
+  if (g < 1 || mode <= 0) return 0;
+  long long w = (tiles - 1) / g;  // tiles - w g >= 1
+  if (mode == 1 && w == 1 && 4 * (tiles - g) < g) w = 0;
+  if (mode == 2 && w > 0) --w;
+  return w;
+}
 // The fewest scale (zero) rows a stage must hold for them to come by one copy of the 2-D map
 // (Params::s2d) instead of one bulk copy per row. Default: one, except the tile_k 256 tiles of 16 or
 // 32 tokens, which keep bulk copies below four rows. H100, thirteenth session (docs/PERFORMANCE.md;
@@ -1564,13 +1605,14 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
   } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
-    const long long iters = (long long)n_cl * m_cl * (p->k / C::TK);
-    long long g = clusters < iters ? clusters : iters;
+    long long g = clusters < tiles * (p->k / C::TK) ? clusters : tiles * (p->k / C::TK);
+    const long long dp = C::kSkDp ? streamk_dp_tiles(tiles, g) : 0;  // data-parallel tiles a cluster
+    const long long iters = (tiles - dp * g) * (p->k / C::TK);
     const size_t slots = (size_t)g * C::kCluster * C::TN * C::TM * sizeof(float);
     const long long fit = (long long)resident_ctas_per_sm<C>(kern) * sms / C::kCluster;
     if (iters <= INT32_MAX && g <= fit && p->workspace &&
         p->workspace_bytes >= slots + (size_t)g * C::kCluster * sizeof(uint32_t)) {
-      prm.streamk = 1;
+      prm.streamk = 1 + (int)dp;
       prm.sk_base = (int)(iters / g);
       prm.sk_rem = (int)(iters % g);
       prm.token = next_token();
