@@ -454,6 +454,47 @@ static void test_h100_m257_split(void **state) {
   }
 }
 
+/* The rows of M = 513..2048 (nineteenth session, runtime/select.c): the narrow short-K layers take
+   128x128x128 up to M = 768 and 128x256x64 above (tile_m 128 / 256 on either side of 768); N > 16384
+   likewise; from M = 1025 the layers of N > 6144 take 128x256x64, without the 2x1x1 cluster that
+   the cost model alone would rank first on the widest of them */
+static void test_h100_m513_split(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  const int64_t nk[2][2] = {{4096, 4096}, {57344, 8192}};
+  const char *lo[2] = {"h100-m513-768-n0-6144-k0-8192", "h100-m513-768-n16385-up"};
+  const char *hi[2] = {"h100-m769-1024-n0-6144-k0-8192", "h100-m769-1024-n16385-up"};
+  for (int i = 0; i < 2; ++i) {
+    w4a16_problem p = bf16_problem(513, nk[i][0], nk[i][1]);
+    assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
+    p.m = 768;
+    assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
+    p.m = 769;
+    assert_int_equal(h100_pick(&p, hi[i], r, &n)->tile_m, 256);
+    p.m = 1024;
+    assert_int_equal(h100_pick(&p, hi[i], r, &n)->tile_m, 256);
+    check_ranking(&p, 90, r, n);
+  }
+  w4a16_problem p = bf16_problem(1536, 8192, 28672);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m1025-2048-n6145-16384", r, &n);
+  assert_int_equal(k->tile_m, 256);
+  assert_int_equal(k->tile_k, 64);
+  /* with a 2x1x1 kernel of the class beside the 1x1x1 one: the cost model prefers it at M = 2048 on
+     57344x8192, the row keeps it out of its tier */
+  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one;
+  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
+  two.cluster_n = 2;
+  const w4a16_kernel_desc pair[2] = {one, two};
+  w4a16_heuristic_result r2[2];
+  p = bf16_problem(2048, 57344, 8192);
+  assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) < w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
+  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r2, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(r2[0].rule, "h100-m1025-2048-n16385-up");
+  assert_int_equal(r2[0].kernel->cluster_n, 1);
+}
+
 static void test_arch_filter(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -980,7 +1021,7 @@ int main(void) {
   setenv("W4A16_CACHE_PATH", path, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decode_picks_gemv),  cmocka_unit_test(test_hopper_prefers_sm90), cmocka_unit_test(test_h100_table),
-      cmocka_unit_test(test_h100_wg4),        cmocka_unit_test(test_h100_m257_split),
+      cmocka_unit_test(test_h100_wg4),        cmocka_unit_test(test_h100_m257_split), cmocka_unit_test(test_h100_m513_split),
       cmocka_unit_test(test_h100_other_layers),
       cmocka_unit_test(test_arch_filter),        cmocka_unit_test(test_small_m_on_ampere),
       cmocka_unit_test(test_dtype_and_mode),     cmocka_unit_test(test_fallback), cmocka_unit_test(test_tie_prefers_more_stages),
