@@ -426,11 +426,12 @@ static void test_stream_k_many(void **state) {
 }
 
 /* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
-   would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of a cluster split the tile's
-   K and rank 1 hands its accumulators to rank 0 through shared memory): for every selected sm90
-   kernel, sms / 2 output tiles (one row of them along M, the last rows of the token tile empty), K
-   of an odd number of k-blocks (uneven halves). Kernels the mode does not apply to (clusters,
-   pingpong, tiles whose accumulators exceed a stage) run the same problem by stream-K. The
+   or split-K into two slices would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of
+   a cluster split the tile's K and rank 1 hands its accumulators to rank 0 through shared memory, a
+   stage or, for the large tiles, the whole stage ring): for every selected sm90 kernel, sms / 2
+   output tiles (one row of them along M, the last rows of the token tile empty), K of an odd number
+   of k-blocks (uneven halves) where tile_k >= 128. Kernels the mode does not apply to (clusters,
+   pingpong, tiles whose accumulators exceed the ring) run the same problem by stream-K or split-K. The
    fine-grained modes also run groups of 256 and a K of 13 k-blocks of at least 128: the tile_k 256
    tiles of <= 32 tokens bring the scale rows of several k-blocks by one copy there (Params::s2d,
    chunks of Cfg::kSChunk k-blocks), and these put chunk ends inside and at the end of each half. */
@@ -449,7 +450,7 @@ static void test_k_pair(void **state) {
     const int n_cl = sms / 2 / (m_cl * cn * cm) > 0 ? sms / 2 / (m_cl * cn * cm) : 1;
     w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
     if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
-    if (w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    if (w4a16_choose_stream_k(k, &p, sms) != 1 && w4a16_choose_split_k(k, &p, sms) != 2) continue;
     check_two_runs(k, &p, &r, "K pair");
     ++tested;
     if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;

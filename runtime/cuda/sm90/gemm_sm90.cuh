@@ -86,14 +86,19 @@
 // 10240x8192 M = 17..64 0.97-0.99x, 28672x4096 0.975-0.98x, 4096x4096 M = 17..32 1.02x, 0.996x
 // geomean over 42 stream-K problems, two calls).
 //
-// K pair (p->kpair, where the runtime chose stream-K but two CTAs a tile fill 70-100 % of the SMs,
-// e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in clusters of
-// two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest (rank 1). Rank 0's
+// K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 % of
+// the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in
+// clusters of two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest (rank 1). Rank 0's
 // producer announces, once its last use is released, the stage that its remaining k-blocks no longer
 // need; rank 1 writes its fp32 accumulators there by st.async (distributed shared memory, counted on
 // an mbarrier of rank 0), rank 0 adds them after its own and runs the epilogue. No workspace, no
 // flags, no global round trip: stream-K's fixup (the partial's release, the flag, the reads) cost
-// 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session).
+// 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session). Also in place of split-K
+// into two slices (where the runtime splits a tile_k < 256 tile's K in two): no fp32 partials through
+// memory and no reduction kernel. Tiles whose accumulators exceed a stage (kPairRing: 128x128x128,
+// 128x256x64, 256x64x128, 128x64x128) take the whole ring, from stage 0, once rank 0's producer has
+// seen every stage released, and rank 0 adds them as its epilogue stages the tile (H100, nineteenth
+// session: 0.92-1.00x split-K's time on 17 problems of M = 17..512).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
@@ -278,9 +283,14 @@ struct Cfg {
   // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
   // Not with four consumer warpgroups: at their 104 registers both loops compiled into one kernel
   // spill (256x32x128: 140 bytes) and it ran 1.1-1.6x slower than the pre-scaled loop (tenth session).
-  // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles whose fp32 accumulators fit a stage
-  // (rank 1's go into a stage of rank 0); it uses the two order barriers, idle in this schedule.
-  static constexpr bool kPairOk = kCoop && kCluster == 1 && TN * TM * 4 <= kStageBytes;
+  // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles whose fp32 accumulators fit the
+  // stage ring (rank 1's go into a stage of rank 0, or from stage 0 over several once every stage
+  // is free: kPairRing); it uses the two order barriers, idle in this schedule.
+  // (kPairRing: tiles with the tensor-store epilogue only, which adds rank 1's accumulators as it
+  // stages the tile: added in registers first, 128x256x64 spilled 432 bytes)
+  static constexpr bool kPairRing = TN * TM * 4 > kStageBytes;
+  static constexpr bool kPairOk =
+      kCoop && kCluster == 1 && (kPairRing ? kTmaStore && TN * TM * 4 <= STAGES * kStageBytes : true);
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
@@ -720,8 +730,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // K pair, rank 0: the stage of position pos (= this CTA's k-blocks) is free for good once its
         // last use, STAGES positions back, is released, a few k-blocks before the mainloop ends:
         // expect rank 1's accumulators there and tell rank 1 (its barrier, phase 0)
-        const uint32_t s = pos % C::STAGES;
-        mbar_wait(bar_empty + 8 * s, ((pos / C::STAGES) & 1u) ^ 1u);
+        // (kPairRing: every stage, each free once its last use, at positions pos - STAGES .. pos - 1,
+        // is released)
+        for (int q = 0; q < (C::kPairRing ? C::STAGES : 1); ++q) {
+          const uint32_t pq = pos + (uint32_t)q;
+          mbar_wait(bar_empty + 8 * (pq % C::STAGES), ((pq / C::STAGES) & 1u) ^ 1u);
+        }
         if (CHUNK) wait_scale_readers(pos);  // its scale rows may serve k-blocks after pos - STAGES
         mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
         mbar_arrive_cluster(bar_order, 1u);
@@ -1055,32 +1069,38 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // and runs the epilogue
         const uint32_t bar_free = bar_order, bar_in = bar_order + 8;
         const uint32_t h = (uint32_t)((p.k / C::TK + 1) / 2);  // rank 0's k-blocks
-        const uint32_t slot = base + (h % C::STAGES) * C::kStageBytes + (uint32_t)ltid * 16u;
+        const uint32_t slot = base + (C::kPairRing ? 0u : (h % C::STAGES) * C::kStageBytes) + (uint32_t)ltid * 16u;
         if (blockIdx.x & 1u) {
           mbar_wait(bar_free, 0);
+          const uint32_t rslot = mapa_shared(slot, 0u), rbar = mapa_shared(bar_in, 0u);  // rank 0's
 #pragma unroll
           for (int r = 0; r < C::R; ++r)
 #pragma unroll
             for (int i = 0; i < C::TM / 8; ++i)
-              st_async_v4(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u, bar_in, 0u,
-                          make_uint4(__float_as_uint(acc[r][4 * i]), __float_as_uint(acc[r][4 * i + 1]),
-                                     __float_as_uint(acc[r][4 * i + 2]), __float_as_uint(acc[r][4 * i + 3])));
+              st_async_v4_mapped(rslot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u, rbar,
+                                 make_uint4(__float_as_uint(acc[r][4 * i]), __float_as_uint(acc[r][4 * i + 1]),
+                                            __float_as_uint(acc[r][4 * i + 2]), __float_as_uint(acc[r][4 * i + 3])));
           mbar_wait(bar_free, 1);
           continue;
         }
         mbar_wait(bar_in, 0);
+        if (!C::kPairRing) {  // (kPairRing: added as the epilogue stages the tile, below)
 #pragma unroll
-        for (int r = 0; r < C::R; ++r)
+          for (int r = 0; r < C::R; ++r)
 #pragma unroll
-          for (int i = 0; i < C::TM / 8; ++i) {
-            const uint4 v = lds128(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
-            acc[r][4 * i] += __uint_as_float(v.x);
-            acc[r][4 * i + 1] += __uint_as_float(v.y);
-            acc[r][4 * i + 2] += __uint_as_float(v.z);
-            acc[r][4 * i + 3] += __uint_as_float(v.w);
-          }
-        if (ltid == 0) mbar_arrive_cluster(bar_free, 1u);
+            for (int i = 0; i < C::TM / 8; ++i) {
+              const uint4 v = lds128(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
+              acc[r][4 * i] += __uint_as_float(v.x);
+              acc[r][4 * i + 1] += __uint_as_float(v.y);
+              acc[r][4 * i + 2] += __uint_as_float(v.z);
+              acc[r][4 * i + 3] += __uint_as_float(v.w);
+            }
+          if (ltid == 0) mbar_arrive_cluster(bar_free, 1u);
+        }
       }
+      // rank 0 of a K pair whose partner's accumulators fill several stages (from stage 0, fragment
+      // order): the epilogue adds them as it stages the tile
+      const bool pair_add = C::kPairRing && C::kPairOk && p.kpair;
       if (p.split_k > 1) {
         // fp32 partials straight from the accumulators: for a token row, lanes g = 0..7
         // write 8 consecutive floats (whole 32-byte sectors)
@@ -1208,17 +1228,27 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             }
           }
 #pragma unroll
-          for (int i = 0; i < C::TM / 8; ++i)
+          for (int i = 0; i < C::TM / 8; ++i) {
+            float a[4] = {acc[r][4 * i], acc[r][4 * i + 1], acc[r][4 * i + 2], acc[r][4 * i + 3]};
+            if (pair_add) {
+              const uint4 v = lds128(base + (uint32_t)(((r * (C::TM / 8) + i) * nthr + ltid) * 16));
+              a[0] += __uint_as_float(v.x);
+              a[1] += __uint_as_float(v.y);
+              a[2] += __uint_as_float(v.z);
+              a[3] += __uint_as_float(v.w);
+            }
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const uint32_t step = C::kTmaStore ? 8 * 128 * i : 8 * C::kEpiStride * 2 * i;
-              sts16(o0[e] + step, Pk<T>::from_float(acc[r][4 * i + e] * p.alpha + b0));
-              sts16(o1[e] + step, Pk<T>::from_float(acc[r][4 * i + 2 + e] * p.alpha + b1));
+              sts16(o0[e] + step, Pk<T>::from_float(a[e] * p.alpha + b0));
+              sts16(o1[e] + step, Pk<T>::from_float(a[2 + e] * p.alpha + b1));
             }
+          }
         }
         if (C::kTmaStore) {
           fence_proxy_async_shared();
           named_bar_sync(epi_bar, nthr);
+          if (pair_add && ltid == 0) mbar_arrive_cluster(bar_order, 1u);  // read: rank 1 may leave
           if (ltid == 0) {
             const CUtensorMap *map = is_tail(u) ? &tm_d_tail : &tm_d;
 #pragma unroll
@@ -1598,10 +1628,16 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // problems' time on an H100-class part (docs/PERFORMANCE.md, eleventh session); 6144x4096's 48
   // tiles (96 CTAs) at M = 32 / 64: 9.75 -> 9.43 / 11.24 -> 10.96 us (twelfth session); with 32
   // tiles (64 CTAs) the halves took 1.3-1.45x stream-K's time.
+  // Also in place of split-K into two slices (the runtime's choice for the tiles of tile_k < 256 at
+  // these tile counts): no fp32 partials through memory, no reduction kernel (H100, nineteenth
+  // session: 0.92-1.00x the time of split-K on 17 problems, W4A16_SM90_KPAIR=0 against the default).
+  // The workspace the runtime sized for split-K goes unused.
   const long long tiles = (long long)n_cl * m_cl;
-  if (C::kPairOk && p->stream_k && prm.split_k == 1 && streamk_enabled() && kpair_enabled() && p->k / C::TK >= 2 &&
+  const bool kpair_from = (p->stream_k && prm.split_k == 1 && streamk_enabled()) || (!p->stream_k && prm.split_k == 2);
+  if (C::kPairOk && kpair_from && kpair_enabled() && p->k / C::TK >= 2 &&
       2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= resident_clusters<C, 2>(kern, sms, sms / 2 * 2)) {
     prm.kpair = 1;
+    prm.split_k = 1;
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
   } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {

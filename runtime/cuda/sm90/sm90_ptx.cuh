@@ -194,12 +194,17 @@ static __device__ __forceinline__ uint32_t cluster_ctarank() {
   return r;
 }
 
-// 16 bytes into the shared memory of CTA `rank` of the cluster at offset dst, counted on its barrier
-// at offset bar (complete_tx, like a TMA copy): the peer waits on that barrier for the bytes.
-static __device__ __forceinline__ void st_async_v4(uint32_t dst, uint32_t bar, uint32_t rank, uint4 v) {
-  uint32_t rdst, rbar;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdst) : "r"(dst), "r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(bar), "r"(rank));
+// The shared::cluster address of shared-memory address `a` (this CTA's offset) in CTA `rank` of the
+// cluster.
+static __device__ __forceinline__ uint32_t mapa_shared(uint32_t a, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+// 16 bytes into a peer CTA's shared memory at rdst, counted on its barrier at rbar (complete_tx,
+// like a TMA copy: the peer waits on that barrier for the bytes); both shared::cluster addresses
+// (mapa_shared), so that a run of stores maps the peer's base once
+static __device__ __forceinline__ void st_async_v4_mapped(uint32_t rdst, uint32_t rbar, uint4 v) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(rdst),
                "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(rbar)
                : "memory");
