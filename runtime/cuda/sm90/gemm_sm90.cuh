@@ -88,8 +88,8 @@
 //
 // K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 % of
 // the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in
-// clusters of two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest (rank 1). Rank 0's
-// producer announces, once its last use is released, the stage that its remaining k-blocks no longer
+// clusters of two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest
+// (rank 1). Rank 0's producer announces, once its last use is released, the stage that its remaining k-blocks no longer
 // need; rank 1 writes its fp32 accumulators there by st.async (distributed shared memory, counted on
 // an mbarrier of rank 0), rank 0 adds them after its own and runs the epilogue. No workspace, no
 // flags, no global round trip: stream-K's fixup (the partial's release, the flag, the reads) cost
@@ -1063,10 +1063,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       // ------------------------------------------------------------------- epilogue
       if (C::kPairOk && p.kpair) {
         // K pair: rank 1's accumulators go into a stage of rank 0 that rank 0's mainloop no longer
-        // uses (the one its producer announced, see above), in fragment order, by st.async counted
-        // on rank 0's barrier; rank 0 adds them to its own (k-blocks [0, h) then [h, k): the same
-        // bits on every run), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1 may leave)
-        // and runs the epilogue
+        // uses (the one its producer announced, see above; kPairRing: the ring from stage 0), in
+        // fragment order, by st.async counted on rank 0's barrier; rank 0 adds them to its own
+        // (k-blocks [0, h) then [h, k): the same bits on every run; kPairRing: as its epilogue stages
+        // the tile), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1 may leave) and runs
+        // the epilogue
         const uint32_t bar_free = bar_order, bar_in = bar_order + 8;
         const uint32_t h = (uint32_t)((p.k / C::TK + 1) / 2);  // rank 0's k-blocks
         const uint32_t slot = base + (C::kPairRing ? 0u : (h % C::STAGES) * C::kStageBytes) + (uint32_t)ltid * 16u;
