@@ -1642,9 +1642,10 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
   } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
-    long long g = clusters < tiles * (p->k / C::TK) ? clusters : tiles * (p->k / C::TK);
+    const long long k_iters = p->k / C::TK;
+    long long g = clusters < tiles * k_iters ? clusters : tiles * k_iters;
     const long long dp = C::kSkDp ? streamk_dp_tiles(tiles, g) : 0;  // data-parallel tiles a cluster
-    const long long iters = (tiles - dp * g) * (p->k / C::TK);
+    const long long iters = (tiles - dp * g) * k_iters;
     const size_t slots = (size_t)g * C::kCluster * C::TN * C::TM * sizeof(float);
     const long long fit = (long long)resident_ctas_per_sm<C>(kern) * sms / C::kCluster;
     if (iters <= INT32_MAX && g <= fit && p->workspace &&
