@@ -386,7 +386,9 @@ static void stream_k_waves(int num, int den, const char *seed, const char *what)
 }
 
 /* Stream-K (sm90) over about 1.3 waves of output tiles (the tiles of >= 64 tokens run the first
-   wave tile by tile: runtime/cuda/sm90/gemm_sm90.cuh streamk_dp_tiles) */
+   wave tile by tile, except the 128x256 tiles, whose last partial comes through the stage ring:
+   their short stream-K pieces here make them share all tiles by stream-K; runtime/cuda/sm90/
+   gemm_sm90.cuh streamk_dp_tiles, Cfg::kSkRing) */
 static void test_stream_k(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -394,7 +396,7 @@ static void test_stream_k(void **state) {
 }
 
 /* Stream-K over about 2.4 waves: the tiles of >= 64 tokens run two waves of tiles tile by tile
-   before the stream-K part (Params::streamk = 3) */
+   before the stream-K part (Params::streamk = 3; the 128x256 tiles' last partials through the ring) */
 static void test_stream_k_waves(void **state) {
   (void)state;
   if (!gpu_present()) skip();

@@ -69,7 +69,9 @@
 // first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
 // workspace (fragment order) and raise their CTA's flag (the launch's token, release); the
 // cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
-// (K order: same bits on every run of the grid), clears the flags (a graph replay reuses the
+// (K order; with Cfg::kSkRing the last cluster's slot comes into the stage ring by bulk copies
+// as the mainloop ends and is added last, as the epilogue stages the tile: a fixed order either
+// way, the same bits on every run of the grid), clears the flags (a graph replay reuses the
 // token) and runs the epilogue. Only a cluster's last unit waits, and only for first units, which
 // never wait: no chain of waits. Where the tiles fill more than a wave, the parts cover only the
 // last part-wave's tiles and each cluster first runs as many of the others tile by tile (the
@@ -167,6 +169,11 @@
 // switch)
 #ifndef W4A16_SM90_HALVES
 #define W4A16_SM90_HALVES 1
+#endif
+// 1: a stream-K owner's last partial comes into its stage ring by bulk copies as its last k-blocks
+// free the stages (Cfg::kSkRing); 0: read from global memory like the others (A/B build switch)
+#ifndef W4A16_SM90_SK_RING
+#define W4A16_SM90_SK_RING 1
 #endif
 
 namespace w4a16_sm90 {
@@ -291,6 +298,15 @@ struct Cfg {
   static constexpr bool kPairRing = TN * TM * 4 > kStageBytes;
   static constexpr bool kPairOk =
       kCoop && kCluster == 1 && (kPairRing ? kTmaStore && TN * TM * 4 <= STAGES * kStageBytes : true);
+  // Stream-K: the last partial of a tile this CTA began comes into the stage ring (from stage 0,
+  // fragment order, as the K pair's do) by bulk copies of the flag warp, each stage's part as soon as
+  // the mainloop has released that stage for good, and the epilogue adds it as it stages the tile:
+  // cooperative tiles with the tensor-store epilogue whose fp32 tile fits the ring, of 128 KB (the
+  // 128x256 tiles). H100, twentieth session (docs/PERFORMANCE.md): 128x256x64 0.983-0.998x the time
+  // of the global reads on seven stream-K problems of M = 256..1024 (2x1x1: 0.989-0.996x);
+  // 128x128x128 (64 KB) 1.000-1.003x and 128x64x256 (32 KB) 1.001-1.007x, so those read from memory
+  static constexpr bool kSkRing = W4A16_SM90_SK_RING && W4A16_SM90_FLAG_WARP && kCoop && kTmaStore &&
+                                  TN * TM * 4 >= 131072 && TN * TM * 4 <= STAGES * kStageBytes;
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
@@ -549,7 +565,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
   // named barriers: 0 the CTA, 1 (cooperative) or 2 + c (pingpong) the consumers' epilogue,
   // kFlagBar (+ c) a contributor's partial handed to the flag warp, kOwnBar (+ c) the flag warp's
   // word that the partials a tile's owner adds are in
-  constexpr uint32_t kFlagBar = 4, kOwnBar = 6;
+  constexpr uint32_t kFlagBar = 4, kOwnBar = 6, kRingBar = 8;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar_full = base + C::kBarOff;
@@ -567,8 +583,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       mbar_init(bar_empty + 8 * s, C::kEmptyCount);
     }
     // K pair: "rank 0's stages are free" (rank 1's) and "rank 1's accumulators are in" (rank 0's)
+    // (stream-K, kSkRing: bar_order + 8 is "the last partial is in")
     mbar_init(bar_order, C::kPairOk && p.kpair ? 1 : 128);
-    mbar_init(bar_order + 8, C::kPairOk && p.kpair ? 1 : 128);
+    mbar_init(bar_order + 8, (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1 : 128);
     fence_barrier_init();
   }
   if (C::kCluster > 1 || (C::kPairOk && p.kpair)) {
@@ -750,21 +767,25 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       // partial's stores were acknowledged. A tile this CTA began: lane q waits for the flag of
       // cluster cid + 1 + q (acquire) and clears it (a graph replay reuses the token; only this CTA
       // reads it), and the warp arrives on kOwnBar (+ c), where the consumers wait before reading the
-      // partials: the flags' round trips run during the consumers' mainloop, not after it.
+      // partials: the flags' round trips run during the consumers' mainloop, not after it. With
+      // kSkRing, lane 0 then brings the last contributor's partial into the ring (below).
       griddep_wait();  // flags are this grid's only after the previous one completed
       const uint32_t nthr_bar = (C::kCoop ? 128 * C::NC : 128) + 32;
       const int lane = tid & 31;
       Walk w = walk0;
       Unit u;
+      uint32_t pos = 0;  // (kSkRing) this CTA's k-blocks, as the producer counts them
       for (int j = 0; walk_next<C>(p, cn, cm, w, u); ++j) {
         const uint32_t cw = C::kCoop ? 0u : (uint32_t)(j & 1);
+        pos += (uint32_t)u.kn;
         if (u.contrib) {
           named_bar_sync(kFlagBar + cw, nthr_bar);
           if (lane == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
         } else if (u.sk_last >= 0) {
           // (acquire polls: relaxed ones and one fence.acq_rel after them were 1 % slower, the fence
           // holding the handoff; sixteenth session)
-          for (int q = lane; q < u.sk_last - cid; q += 32) {
+          // (kSkRing: not the last contributor's, waited for below)
+          for (int q = lane; q < u.sk_last - cid - (C::kSkRing ? 1 : 0); q += 32) {
             uint32_t *f = p.flags + (cid + 1 + q) * C::kCluster + crank;
             while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
             *f = 0u;
@@ -773,8 +794,39 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           named_bar_arrive(kOwnBar + cw, nthr_bar);
         }
       }
+      if (C::kSkRing) {
+        // The CTA's last unit began a tile: the partial of the cluster that finishes it (sk_last, whose
+        // piece was its first unit: in long ago, where the others' may still run) into the ring from
+        // stage 0, each stage's part once the stage is free for good (its last use, STAGES positions
+        // back, released), in the order the stages free. Once the producer has issued every load
+        // (kRingBar), each wait is one phase ahead, as a parity wait must be. The contributor's plain
+        // stores, acquired, are ordered before the copies' reads (proxy fence).
+        named_bar_sync(kRingBar, 64);
+        if (pos > 0 && !u.contrib && u.sk_last >= 0 && lane == 0) {
+          constexpr uint32_t kP = (uint32_t)(C::TN * C::TM * 4);
+          uint32_t *f = p.flags + u.sk_last * C::kCluster + crank;
+          while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+          *f = 0u;
+          fence_proxy_async_global();
+          const char *src = reinterpret_cast<const char *>(p.ws) + (size_t)(u.sk_last * C::kCluster + crank) * kP;
+          mbar_arrive_expect_tx(bar_order + 8, kP);
+          for (int q = 0; q < C::STAGES; ++q) {
+            const uint32_t pq = pos + (uint32_t)q, sq = pq % C::STAGES;
+            mbar_wait(bar_empty + 8 * sq, ((pq / C::STAGES) & 1u) ^ 1u);
+            if (sq * C::kStageBytes < kP) {
+              const uint32_t off = sq * C::kStageBytes, rest = kP - off;
+              bulk_load(base + off, src + off, rest < (uint32_t)C::kStageBytes ? rest : (uint32_t)C::kStageBytes,
+                        bar_order + 8);
+            }
+          }
+        }
+      }
     }
     __syncwarp();
+    // stream-K (kSkRing): the producer's warp, once its lane 0 has issued every load, so that the flag
+    // warp's waits for the stages' release are one phase ahead (see there; a named barrier counts
+    // whole warps)
+    if (C::kSkRing && p.streamk && tid < 32) named_bar_arrive(kRingBar, 64);
   } else {
     // ===================================================================== consumers
     setmaxnreg_inc<C::consumer_regs(CHUNK)>();
@@ -1101,7 +1153,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       }
       // rank 0 of a K pair whose partner's accumulators fill several stages (from stage 0, fragment
       // order): the epilogue adds them as it stages the tile
-      const bool pair_add = C::kPairRing && C::kPairOk && p.kpair;
+      const bool pair_ring = C::kPairRing && C::kPairOk && p.kpair;
+      // ... or the last partial of a stream-K tile this CTA began (kSkRing, copied in by the flag warp)
+      const bool sk_ring = C::kSkRing && p.streamk && !u.contrib && u.sk_last >= 0;
+      const bool pair_add = pair_ring || sk_ring;
       if (p.split_k > 1) {
         // fp32 partials straight from the accumulators: for a token row, lanes g = 0..7
         // write 8 consecutive floats (whole 32-byte sectors)
@@ -1141,7 +1196,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       } else {
         if (u.sk_last >= 0) {
           // stream-K, a tile this unit began: add the partials of the clusters cid + 1 .. sk_last
-          // that finish it, in that order (K order: the same bits on every run of this grid). Thread
+          // that finish it, in that order (K order: the same bits on every run of this grid; kSkRing:
+          // sk_last's is in the ring, added as the epilogue stages the tile). Thread
           // j waits for the flag of cluster cid + 1 + j (the flags' round trips overlap: a small
           // layer's tile has three or four contributors), and the small tiles' partials are read two
           // at a time (both loads in flight before the adds, which keep the K order)
@@ -1163,8 +1219,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           // not for the one-CTA-per-SM 16-token tiles: there ptxas then spilled 40 more bytes and
           // 128x16x256 ran 3-6 % slower at M = 16; fourteenth session, docs/PERFORMANCE.md)
           constexpr int kStep = W4A16_SM90_FIXUP_STEP2 && C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
-          for (int q = cid + 1; q <= u.sk_last; q += kStep) {
-            const bool two = kStep == 2 && q + 1 <= u.sk_last;
+          const int q_end = u.sk_last - (C::kSkRing ? 1 : 0);  // (kSkRing: the last comes through the ring)
+          for (int q = cid + 1; q <= q_end; q += kStep) {
+            const bool two = kStep == 2 && q + 1 <= q_end;
             const float4 *s0 = slot_of(q);
             const float4 *s1 = slot_of(two ? q + 1 : q);
             float4 v0[C::R][C::TM / 8], v1[kStep == 2 ? C::R : 1][kStep == 2 ? C::TM / 8 : 1];
@@ -1203,6 +1260,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           if (ltid == 0) bulk_wait_read0();
           named_bar_sync(epi_bar, nthr);
         }
+        if (sk_ring) mbar_wait(bar_order + 8, 0);
         // the padded staging rows (no tensor store) from token row 2 t's, for the tiles of <= 16 tokens:
         // their K-pair instance (128x16x256) then compiles without its 4-byte spill and runs 2 % faster
         // (8192x8192 M = 1 / 16: 14.76 -> 14.43 / 14.80 -> 14.54 us); with 32 tokens the same form cost
@@ -1249,7 +1307,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         if (C::kTmaStore) {
           fence_proxy_async_shared();
           named_bar_sync(epi_bar, nthr);
-          if (pair_add && ltid == 0) mbar_arrive_cluster(bar_order, 1u);  // read: rank 1 may leave
+          if (pair_ring && ltid == 0) mbar_arrive_cluster(bar_order, 1u);  // read: rank 1 may leave
           if (ltid == 0) {
             const CUtensorMap *map = is_tail(u) ? &tm_d_tail : &tm_d;
 #pragma unroll
@@ -1359,9 +1417,15 @@ static inline bool streamk_enabled() {
 // tiles, 17 of 18 kernel x problem pairs of 1.45-3.4 waves at M = 64..1024 ran in 0.88-0.99x the
 // time (6144x4096 M = 512 on 128x128x128 1.014x); with 160 tiles on 132 SMs (a quarter wave
 // left over: W = 1 cut those 28 tiles into pieces of under a fifth of a tile) 1.004-1.023x, hence
-// W = 0 there. A/B switch W4A16_SM90_SK_DP: 0 none, 2 one fewer than W where positive (one to two
-// tiles' worth a cluster by stream-K), 3 W always.
-static inline long long streamk_dp_tiles(long long tiles, long long g) {
+// W = 0 there. Also W = 0 for the tiles whose last partial comes through the stage ring (kSkRing,
+// `ring`) where W = 1 would leave stream-K pieces of under 32 k-blocks: each of those tiles then has a
+// contributor whose whole part lies inside it, so its owner waits at the end for that partial's store
+// and reads it, where stream-K over all tiles gives each tile at most one contributor, whose partial
+// comes through the ring. H100, twentieth session: 128x256x64 on 6144x4096 M = 1024 (192 tiles,
+// pieces of 29 k-blocks) 0.98x (1x1x1) and 0.97x (2x1x1) the time; with pieces of 58 k-blocks (8192x8192
+// M = 768) 1.02x, and with W >= 2 1.01-1.04x. A/B switch W4A16_SM90_SK_DP: 0 none, 2 one fewer than
+// W where positive (one to two tiles' worth a cluster by stream-K), 3 W always (1: this rule).
+static inline long long streamk_dp_tiles(long long tiles, long long g, long long k_iters, bool ring) {
   static const int mode = []() {
     const char *e = getenv("W4A16_SM90_SK_DP");
     return e ? atoi(e) : 1;
@@ -1369,6 +1433,7 @@ static inline long long streamk_dp_tiles(long long tiles, long long g) {
   if (g < 1 || mode <= 0) return 0;
   long long w = (tiles - 1) / g;  // tiles - w g >= 1
   if (mode == 1 && w == 1 && 4 * (tiles - g) < g) w = 0;
+  if (mode == 1 && w == 1 && ring && (tiles - g) * k_iters < 32 * g) w = 0;
   if (mode == 2 && w > 0) --w;
   return w;
 }
@@ -1644,7 +1709,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
     const long long k_iters = p->k / C::TK;
     long long g = clusters < tiles * k_iters ? clusters : tiles * k_iters;
-    const long long dp = C::kSkDp ? streamk_dp_tiles(tiles, g) : 0;  // data-parallel tiles a cluster
+    const long long dp = C::kSkDp ? streamk_dp_tiles(tiles, g, k_iters, C::kSkRing) : 0;  // data-parallel tiles a cluster
     const long long iters = (tiles - dp * g) * k_iters;
     const size_t slots = (size_t)g * C::kCluster * C::TN * C::TM * sizeof(float);
     const long long fit = (long long)resident_ctas_per_sm<C>(kern) * sms / C::kCluster;
