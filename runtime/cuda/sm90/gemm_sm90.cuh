@@ -175,6 +175,10 @@
 #ifndef W4A16_SM90_SK_RING
 #define W4A16_SM90_SK_RING 1
 #endif
+// (the smallest partial, in bytes, that takes the ring: 128 KB, the 128x256 tiles; A/B switch)
+#ifndef W4A16_SM90_SK_RING_MIN
+#define W4A16_SM90_SK_RING_MIN 131072
+#endif
 
 namespace w4a16_sm90 {
 
@@ -304,9 +308,10 @@ struct Cfg {
   // cooperative tiles with the tensor-store epilogue whose fp32 tile fits the ring, of 128 KB (the
   // 128x256 tiles). H100, twentieth session (docs/PERFORMANCE.md): 128x256x64 0.983-0.998x the time
   // of the global reads on seven stream-K problems of M = 256..1024 (2x1x1: 0.989-0.996x);
-  // 128x128x128 (64 KB) 1.000-1.003x and 128x64x256 (32 KB) 1.001-1.007x, so those read from memory
+  // 128x128x128 (64 KB) 0.988-1.003x and 128x64x256 (32 KB) 0.987-1.011x over three forms of the
+  // handoff, so those read from memory
   static constexpr bool kSkRing = W4A16_SM90_SK_RING && W4A16_SM90_FLAG_WARP && kCoop && kTmaStore &&
-                                  TN * TM * 4 >= 131072 && TN * TM * 4 <= STAGES * kStageBytes;
+                                  TN * TM * 4 >= W4A16_SM90_SK_RING_MIN && TN * TM * 4 <= STAGES * kStageBytes;
   static constexpr bool kPost =
       MODE_ == W4A16_FINEGRAINED_SCALE_ONLY && TM_ <= 32 && kCtasPerSm == 1 && kCoop && NC == 2 && TK_ <= 128;
   static constexpr int kRing = 2;
@@ -565,7 +570,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
   // named barriers: 0 the CTA, 1 (cooperative) or 2 + c (pingpong) the consumers' epilogue,
   // kFlagBar (+ c) a contributor's partial handed to the flag warp, kOwnBar (+ c) the flag warp's
   // word that the partials a tile's owner adds are in
-  constexpr uint32_t kFlagBar = 4, kOwnBar = 6, kRingBar = 8;
+  constexpr uint32_t kFlagBar = 4, kOwnBar = 6;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t bar_full = base + C::kBarOff;
@@ -583,8 +588,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       mbar_init(bar_empty + 8 * s, C::kEmptyCount);
     }
     // K pair: "rank 0's stages are free" (rank 1's) and "rank 1's accumulators are in" (rank 0's)
-    // (stream-K, kSkRing: bar_order + 8 is "the last partial is in")
-    mbar_init(bar_order, C::kPairOk && p.kpair ? 1 : 128);
+    // (stream-K, kSkRing: bar_order is "the producer has issued every load", bar_order + 8 "the last
+    // partial is in")
+    mbar_init(bar_order, (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1 : 128);
     mbar_init(bar_order + 8, (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1 : 128);
     fence_barrier_init();
   }
@@ -743,6 +749,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           load_w(u, kb, st, fb, srows);
         }
       }
+      // stream-K (kSkRing): every load issued, so that the flag warp's waits for the stages' release
+      // are one phase ahead (see there)
+      if (C::kSkRing && p.streamk) mbar_arrive_local(bar_order);
       if (C::kPairOk && p.kpair && (blockIdx.x & 1u) == 0) {
         // K pair, rank 0: the stage of position pos (= this CTA's k-blocks) is free for good once its
         // last use, STAGES positions back, is released, a few k-blocks before the mainloop ends:
@@ -774,7 +783,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       const int lane = tid & 31;
       Walk w = walk0;
       Unit u;
-      uint32_t pos = 0;  // (kSkRing) this CTA's k-blocks, as the producer counts them
+      uint32_t pos = 0;  // (kSkRing) this CTA's k-blocks so far, as the producer counts them
       for (int j = 0; walk_next<C>(p, cn, cm, w, u); ++j) {
         const uint32_t cw = C::kCoop ? 0u : (uint32_t)(j & 1);
         pos += (uint32_t)u.kn;
@@ -784,49 +793,46 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         } else if (u.sk_last >= 0) {
           // (acquire polls: relaxed ones and one fence.acq_rel after them were 1 % slower, the fence
           // holding the handoff; sixteenth session)
-          // (kSkRing: not the last contributor's, waited for below)
-          for (int q = lane; q < u.sk_last - cid - (C::kSkRing ? 1 : 0); q += 32) {
+          // (kSkRing: lanes 1.. wait for the flags of all but the last contributor, whose pieces lie
+          // inside the tile and finish with this CTA; then lane 0 brings the last one's partial into
+          // the ring, while the consumers read the others')
+          const int first = C::kSkRing ? 1 : 0;
+          for (int q = lane - first; q >= 0 && q < u.sk_last - cid - first; q += 32 - first) {
             uint32_t *f = p.flags + (cid + 1 + q) * C::kCluster + crank;
             while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
             *f = 0u;
           }
           __syncwarp();
           named_bar_arrive(kOwnBar + cw, nthr_bar);
-        }
-      }
-      if (C::kSkRing) {
-        // The CTA's last unit began a tile: the partial of the cluster that finishes it (sk_last, whose
-        // piece was its first unit: in long ago, where the others' may still run) into the ring from
-        // stage 0, each stage's part once the stage is free for good (its last use, STAGES positions
-        // back, released), in the order the stages free. Once the producer has issued every load
-        // (kRingBar), each wait is one phase ahead, as a parity wait must be. The contributor's plain
-        // stores, acquired, are ordered before the copies' reads (proxy fence).
-        named_bar_sync(kRingBar, 64);
-        if (pos > 0 && !u.contrib && u.sk_last >= 0 && lane == 0) {
-          constexpr uint32_t kP = (uint32_t)(C::TN * C::TM * 4);
-          uint32_t *f = p.flags + u.sk_last * C::kCluster + crank;
-          while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
-          *f = 0u;
-          fence_proxy_async_global();
-          const char *src = reinterpret_cast<const char *>(p.ws) + (size_t)(u.sk_last * C::kCluster + crank) * kP;
-          mbar_arrive_expect_tx(bar_order + 8, kP);
-          for (int q = 0; q < C::STAGES; ++q) {
-            const uint32_t pq = pos + (uint32_t)q, sq = pq % C::STAGES;
-            mbar_wait(bar_empty + 8 * sq, ((pq / C::STAGES) & 1u) ^ 1u);
-            if (sq * C::kStageBytes < kP) {
-              const uint32_t off = sq * C::kStageBytes, rest = kP - off;
-              bulk_load(base + off, src + off, rest < (uint32_t)C::kStageBytes ? rest : (uint32_t)C::kStageBytes,
-                        bar_order + 8);
+          if (C::kSkRing && lane == 0) {
+            // The partial of the cluster that finishes the tile (sk_last: its piece was its first
+            // unit, in long ago) into the ring from stage 0, each stage's part once the stage is free
+            // for good (its last use, STAGES positions back, released), in the order the stages free.
+            // This unit is the CTA's last: once the producer has issued every load (bar_order), each
+            // wait is one phase ahead, as a parity wait must be. The contributor's plain stores,
+            // acquired, are ordered before the copies' reads (proxy fence).
+            constexpr uint32_t kP = (uint32_t)(C::TN * C::TM * 4);
+            uint32_t *f = p.flags + u.sk_last * C::kCluster + crank;
+            while (ld_acquire_gpu(f) != p.token) __nanosleep(32);
+            *f = 0u;
+            fence_proxy_async_global();
+            const char *src = reinterpret_cast<const char *>(p.ws) + (size_t)(u.sk_last * C::kCluster + crank) * kP;
+            mbar_arrive_expect_tx(bar_order + 8, kP);
+            mbar_wait(bar_order, 0);
+            for (int q = 0; q < C::STAGES; ++q) {
+              const uint32_t pq = pos + (uint32_t)q, sq = pq % C::STAGES;
+              mbar_wait(bar_empty + 8 * sq, ((pq / C::STAGES) & 1u) ^ 1u);
+              if (sq * C::kStageBytes < kP) {
+                const uint32_t off = sq * C::kStageBytes, rest = kP - off;
+                bulk_load(base + off, src + off, rest < (uint32_t)C::kStageBytes ? rest : (uint32_t)C::kStageBytes,
+                          bar_order + 8);
+              }
             }
           }
         }
       }
     }
     __syncwarp();
-    // stream-K (kSkRing): the producer's warp, once its lane 0 has issued every load, so that the flag
-    // warp's waits for the stages' release are one phase ahead (see there; a named barrier counts
-    // whole warps)
-    if (C::kSkRing && p.streamk && tid < 32) named_bar_arrive(kRingBar, 64);
   } else {
     // ===================================================================== consumers
     setmaxnreg_inc<C::consumer_regs(CHUNK)>();
