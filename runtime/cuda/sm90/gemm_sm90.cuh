@@ -576,6 +576,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
   const uint32_t bar_full = base + C::kBarOff;
   const uint32_t bar_empty = bar_full + C::STAGES * 8;
   const uint32_t bar_order = bar_empty + C::STAGES * 8;  // pingpong: turns of consumer warpgroups 0, 1
+  // wait until the stage of ring position pq is free: its use STAGES positions back released (on the
+  // first pass, a fresh barrier's phase "-1", at once). A parity wait is only valid while the barrier
+  // is at most one phase short of the awaited one: the producer's next position, or (K pair, stream-K
+  // ring) positions pos .. pos + STAGES - 1 once every load up to pos - 1 is issued
+  auto wait_free = [&](uint32_t pq) { mbar_wait(bar_empty + 8 * (pq % C::STAGES), ((pq / C::STAGES) & 1u) ^ 1u); };
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   const uint32_t crank = C::kCluster > 1 ? cluster_ctarank() : 0u;
@@ -590,8 +595,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     // K pair: "rank 0's stages are free" (rank 1's) and "rank 1's accumulators are in" (rank 0's)
     // (stream-K, kSkRing: bar_order is "the producer has issued every load", bar_order + 8 "the last
     // partial is in")
-    mbar_init(bar_order, (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1 : 128);
-    mbar_init(bar_order + 8, (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1 : 128);
+    const uint32_t order_count = (C::kPairOk && p.kpair) || (C::kSkRing && p.streamk) ? 1u : 128u;
+    mbar_init(bar_order, order_count);
+    mbar_init(bar_order + 8, order_count);
     fence_barrier_init();
   }
   if (C::kCluster > 1 || (C::kPairOk && p.kpair)) {
@@ -739,8 +745,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         for (int kb = 0; kb < u.kn; ++kb, ++pos) {
           if (pos < (uint32_t)npre) continue;  // issued above
           const uint32_t s = pos % C::STAGES;
-          const uint32_t ph = (pos / C::STAGES) & 1u;
-          mbar_wait(bar_empty + 8 * s, ph ^ 1u);
+          wait_free(pos);
           const uint32_t st = base + s * C::kStageBytes;
           const uint32_t fb = bar_full + 8 * s;
           const bool srows = !p.s2d || scale_step(kb, pos);
@@ -758,10 +763,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // expect rank 1's accumulators there and tell rank 1 (its barrier, phase 0)
         // (kPairRing: every stage, each free once its last use, at positions pos - STAGES .. pos - 1,
         // is released)
-        for (int q = 0; q < (C::kPairRing ? C::STAGES : 1); ++q) {
-          const uint32_t pq = pos + (uint32_t)q;
-          mbar_wait(bar_empty + 8 * (pq % C::STAGES), ((pq / C::STAGES) & 1u) ^ 1u);
-        }
+        for (int q = 0; q < (C::kPairRing ? C::STAGES : 1); ++q) wait_free(pos + (uint32_t)q);
         if (CHUNK) wait_scale_readers(pos);  // its scale rows may serve k-blocks after pos - STAGES
         mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
         mbar_arrive_cluster(bar_order, 1u);
@@ -821,7 +823,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             mbar_wait(bar_order, 0);
             for (int q = 0; q < C::STAGES; ++q) {
               const uint32_t pq = pos + (uint32_t)q, sq = pq % C::STAGES;
-              mbar_wait(bar_empty + 8 * sq, ((pq / C::STAGES) & 1u) ^ 1u);
+              wait_free(pq);
               if (sq * C::kStageBytes < kP) {
                 const uint32_t off = sq * C::kStageBytes, rest = kP - off;
                 bulk_load(base + off, src + off, rest < (uint32_t)C::kStageBytes ? rest : (uint32_t)C::kStageBytes,
