@@ -175,6 +175,12 @@
 #ifndef W4A16_SM90_SK_RING
 #define W4A16_SM90_SK_RING 1
 #endif
+// 1: a stream-K owner of a cooperative tile of <= 16 tokens copies all its contributors' partials
+// into its stage ring at once (cp.async) and adds them from there; 0: reads them from global memory
+// one at a time (A/B build switch; see the fixup)
+#ifndef W4A16_SM90_FIXUP_CPASYNC
+#define W4A16_SM90_FIXUP_CPASYNC 1
+#endif
 // (the smallest partial, in bytes, that takes the ring: 128 KB, the 128x256 tiles; A/B switch)
 #ifndef W4A16_SM90_SK_RING_MIN
 #define W4A16_SM90_SK_RING_MIN 131072
@@ -1228,7 +1234,40 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           // 128x16x256 ran 3-6 % slower at M = 16; fourteenth session, docs/PERFORMANCE.md)
           constexpr int kStep = W4A16_SM90_FIXUP_STEP2 && C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
           const int q_end = u.sk_last - (C::kSkRing ? 1 : 0);  // (kSkRing: the last comes through the ring)
-          for (int q = cid + 1; q <= q_end; q += kStep) {
+          // The cooperative tiles of <= 16 tokens: every partial at once into the stage ring (free:
+          // this unit, the CTA's last, has read every stage, and both warpgroups are past the
+          // barrier above), each thread copying the 16-byte pieces it adds (cp.async: no registers
+          // held, no other thread's data), then added in K order from there: one round trip to L2
+          // instead of one a partial. H100, twenty-first session (docs/PERFORMANCE.md): 128x16x256
+          // 0.989-0.994x on 10240x8192 / 4096x14336 at M = 1..16; 128x32x256, 128x64x256 and
+          // 128x128x128 0.997-1.006x, so those keep the reads from global memory. Not in the
+          // scale-chunk instance (the K pair's; there it made ptxas spill).
+          constexpr int kPart = C::TN * C::TM * 4;
+          const bool cpa = W4A16_SM90_FIXUP_CPASYNC && C::kCoop && C::TM <= 16 && !CHUNK &&
+                           (q_end - cid) * kPart <= C::STAGES * C::kStageBytes;
+          if (cpa) {
+            for (int q = cid + 1; q <= q_end; ++q) {
+              const float4 *src = slot_of(q) + ltid;
+              const uint32_t dst = base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u;
+#pragma unroll
+              for (int j = 0; j < C::R * (C::TM / 8); ++j) cp_async16(dst + (uint32_t)(j * nthr) * 16u, src + j * nthr);
+            }
+            cp_async_wait_all();
+            for (int q = cid + 1; q <= q_end; ++q) {
+              const uint32_t from = base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u;
+#pragma unroll
+              for (int r = 0; r < C::R; ++r)
+#pragma unroll
+                for (int i = 0; i < C::TM / 8; ++i) {
+                  const uint4 v = lds128(from + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
+                  acc[r][4 * i] += __uint_as_float(v.x);
+                  acc[r][4 * i + 1] += __uint_as_float(v.y);
+                  acc[r][4 * i + 2] += __uint_as_float(v.z);
+                  acc[r][4 * i + 3] += __uint_as_float(v.w);
+                }
+            }
+          }
+          for (int q = cpa ? q_end + 1 : cid + 1; q <= q_end; q += kStep) {
             const bool two = kStep == 2 && q + 1 <= q_end;
             const float4 *s0 = slot_of(q);
             const float4 *s1 = slot_of(two ? q + 1 : q);
