@@ -56,8 +56,11 @@ typedef struct cache_entry {
   cache_key key;
   int count;
   const w4a16_kernel_desc *kernels[MAX_NAMES];
+  size_t line; /* while a file is read: its line (a later entry of the same key wins) */
 } cache_entry;
 
+/* entries sorted by key (key_cmp), each key once: lookups and inserts by binary search, so that a
+   file of many entries loads in O(n log n) */
 typedef struct entry_list {
   cache_entry *v;
   size_t n, cap;
@@ -115,28 +118,65 @@ static void list_free(entry_list *l) {
   l->n = l->cap = 0;
 }
 
-static cache_entry *list_find(entry_list *l, const cache_key *k) {
-  for (size_t i = 0; i < l->n; ++i)
-    if (key_cmp(&l->v[i].key, k) == 0) return &l->v[i];
-  return NULL;
+/* the first position whose key is not below k */
+static size_t list_lower(const entry_list *l, const cache_key *k) {
+  size_t lo = 0, hi = l->n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (key_cmp(&l->v[mid].key, k) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
-/* insert or replace; 0 on success, -1 out of memory */
+static cache_entry *list_find(entry_list *l, const cache_key *k) {
+  const size_t i = list_lower(l, k);
+  return i < l->n && key_cmp(&l->v[i].key, k) == 0 ? &l->v[i] : NULL;
+}
+
+/* room for one more entry; 0 on success, -1 out of memory */
+static int list_reserve(entry_list *l) {
+  if (l->n < l->cap) return 0;
+  size_t cap = l->cap ? l->cap * 2 : 32;
+  cache_entry *v = realloc(l->v, cap * sizeof *v);
+  if (!v) return -1;
+  l->v = v;
+  l->cap = cap;
+  return 0;
+}
+
+/* insert (in key order) or replace; 0 on success, -1 out of memory */
 static int list_put(entry_list *l, const cache_entry *e) {
-  cache_entry *old = list_find(l, &e->key);
-  if (old) {
-    *old = *e;
+  const size_t i = list_lower(l, &e->key);
+  if (i < l->n && key_cmp(&l->v[i].key, &e->key) == 0) {
+    l->v[i] = *e;
     return 0;
   }
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 32;
-    cache_entry *v = realloc(l->v, cap * sizeof *v);
-    if (!v) return -1;
-    l->v = v;
-    l->cap = cap;
-  }
-  l->v[l->n++] = *e;
+  if (list_reserve(l) != 0) return -1;
+  memmove(l->v + i + 1, l->v + i, (l->n - i) * sizeof *l->v);
+  l->v[i] = *e;
+  ++l->n;
   return 0;
+}
+
+static int entry_line_cmp(const void *a, const void *b) {
+  const cache_entry *x = a, *y = b;
+  const int c = key_cmp(&x->key, &y->key);
+  return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* entries [first, n) appended in file order: sorted into key order, the last of each key kept
+   (the list is empty before first) */
+static void list_sort_unique(entry_list *l, size_t first) {
+  qsort(l->v + first, l->n - first, sizeof *l->v, entry_line_cmp);
+  size_t out = first;
+  for (size_t i = first; i < l->n; ++i) {
+    if (i + 1 < l->n && key_cmp(&l->v[i].key, &l->v[i + 1].key) == 0) continue;
+    l->v[out++] = l->v[i];
+  }
+  l->n = out;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -301,6 +341,7 @@ static int parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t 
   }
   for (; i < len; ++i) {
     if (s[i] < '0' || s[i] > '9') return 0;
+    if (x > (INT64_MAX - (s[i] - '0')) / 10) return 0; /* out of any range */
     x = x * 10 + (s[i] - '0');
   }
   if (neg) x = -x;
@@ -385,6 +426,18 @@ static int parse_entry(const w4a16_config_cache *c, const char *path, int lineno
   ok = ok && parse_i64(f[3].s, f[3].len, 1, INT32_MAX, &v) && (e->key.k = v, 1);
   ok = ok && parse_i64(f[4].s, f[4].len, 1, INT32_MAX, &v) && (e->key.group = v, 1);
   ok = ok && parse_mode(&f[5], &e->key.mode) && parse_dtype(&f[6], &e->key.dtype);
+  if (ok) { /* a key no problem can have (N, K, group size) */
+    w4a16_problem q;
+    memset(&q, 0, sizeof q);
+    q.m = e->key.m_bucket;
+    q.n = e->key.n;
+    q.k = e->key.k;
+    q.group_size = (int)e->key.group;
+    q.mode = (w4a16_quant_mode)e->key.mode;
+    q.dtype = (w4a16_dtype)e->key.dtype;
+    ok = w4a16_check_problem(&q) == W4A16_STATUS_OK;
+    w4a16_clear_error();
+  }
   if (!ok) {
     w4a16_log(W4A16_LOG_WARNING, "config cache %s line %d: malformed key; entry skipped", path, lineno);
     return 0;
@@ -572,13 +625,9 @@ static parse_result parse_buffer(const w4a16_config_cache *c, const char *buf, s
       ++seen;
       cache_entry e;
       if (parse_entry(c, path, lineno, f, nf < 0 ? 9 : nf, &e)) {
-        cache_entry *old = NULL;
-        for (size_t i = first; i < out->n; ++i)
-          if (key_cmp(&out->v[i].key, &e.key) == 0) old = &out->v[i];
-        if (old)
-          *old = e;
-        else if (list_put(out, &e) != 0)
-          return PARSE_NOMEM;
+        e.line = (size_t)lineno;
+        if (list_reserve(out) != 0) return PARSE_NOMEM;
+        out->v[out->n++] = e; /* in key order below */
       }
     } else {
       snprintf(why, whysz, "line %d is not an entry", lineno);
@@ -592,6 +641,7 @@ static parse_result parse_buffer(const w4a16_config_cache *c, const char *buf, s
     out->n = first;
     return PARSE_CORRUPT;
   }
+  list_sort_unique(out, first);
   return PARSE_OK;
 }
 

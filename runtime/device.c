@@ -12,7 +12,7 @@
 #define W4A16_MAX_DEVICES 64
 
 static struct {
-  atomic_int ready; /* 0 unknown, 1 filled */
+  atomic_int state; /* 0 unknown, 1 being filled (by the thread that claimed it), 2 filled */
   w4a16_device_info info;
 } g_devices[W4A16_MAX_DEVICES];
 
@@ -24,7 +24,7 @@ w4a16_status w4a16_current_device(w4a16_device_info *info) {
     return w4a16_fail(W4A16_STATUS_NO_DEVICE, "no CUDA device is present (%s)", cudaGetErrorString(e));
   }
   if (e != cudaSuccess) return w4a16_fail_cuda((int)e, "cudaGetDevice");
-  if (dev >= 0 && dev < W4A16_MAX_DEVICES && atomic_load(&g_devices[dev].ready)) {
+  if (dev >= 0 && dev < W4A16_MAX_DEVICES && atomic_load(&g_devices[dev].state) == 2) {
     *info = g_devices[dev].info;
     return W4A16_STATUS_OK;
   }
@@ -38,9 +38,10 @@ w4a16_status w4a16_current_device(w4a16_device_info *info) {
     return w4a16_fail_cuda((int)e, "cudaDeviceGetAttribute");
   }
   w4a16_device_info d = {dev, major * 10 + minor, sms, smem};
-  if (dev >= 0 && dev < W4A16_MAX_DEVICES) {
-    g_devices[dev].info = d; /* idempotent: every racing writer stores the same values */
-    atomic_store(&g_devices[dev].ready, 1);
+  int unknown = 0; /* one thread fills the record; the others, meanwhile, use their own copy */
+  if (dev >= 0 && dev < W4A16_MAX_DEVICES && atomic_compare_exchange_strong(&g_devices[dev].state, &unknown, 1)) {
+    g_devices[dev].info = d;
+    atomic_store(&g_devices[dev].state, 2);
   }
   *info = d;
   return W4A16_STATUS_OK;

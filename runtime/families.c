@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "select_internal.h"
 
 /* the most dynamic shared memory of an sm90 kernel that runs two CTAs per SM (half of the
    H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
@@ -50,13 +51,16 @@ w4a16_status w4a16_check_problem(const w4a16_problem *p) {
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "M = %" PRId64 " is out of range [1, 2^31)", p->m);
   if (p->n < 1 || p->n > INT32_MAX)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "N = %" PRId64 " is out of range [1, 2^31)", p->n);
-  if (p->k < 1 || p->k > INT32_MAX)
-    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is out of range [1, 2^31)", p->k);
+  if (p->k < 1 || p->k > W4A16_MAX_K)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is out of range [1, 2^24]", p->k);
   if (p->n % 16 != 0)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "N = %" PRId64 " is not a multiple of 16 (packed layout)", p->n);
   if (p->k % 64 != 0)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is not a multiple of 64 (packed layout)", p->k);
   int64_t lda = p->lda ? p->lda : p->k, ldd = p->ldd ? p->ldd : p->n;
+  if (lda > INT32_MAX || ldd > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "%s = %" PRId64 " is out of range (< 2^31)",
+                      lda > INT32_MAX ? "lda" : "ldd", lda > INT32_MAX ? lda : ldd);
   if (lda < p->k || p->lda < 0)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "lda = %" PRId64 " is smaller than K = %" PRId64, p->lda, p->k);
   if (ldd < p->n || p->ldd < 0)
@@ -157,6 +161,8 @@ static int streamk_min_m(const w4a16_kernel_desc *kd, int *forced) {
   return kd->tile_k >= 256 ? 1 : W4A16_SM90_STREAMK_MIN_M;
 }
 
+_Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split;
+
 int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
   int forced;
   return streamk_min_m(kd, &forced);
@@ -208,14 +214,21 @@ w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_probl
                                   size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
   *bytes = 0;
-  w4a16_status st = w4a16_can_implement(kd, p);
+  w4a16_status st = kd ? w4a16_can_implement(kd, p) : w4a16_check_problem(p);
   if (st != W4A16_STATUS_OK) return st;
   if (sm_count < 0) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is negative", sm_count);
-  if (sm_count == 0) {
+  if (sm_count == 0 || !kd) {
     w4a16_device_info info;
     st = w4a16_current_device(&info);
     if (st != W4A16_STATUS_OK) return st;
-    sm_count = info.sm_count;
+    if (sm_count == 0) sm_count = info.sm_count;
+    if (!kd) { /* the kernel w4a16_gemm(..., NULL, ...) selects on this device now */
+      kd = w4a16_select_kernel(p, sm_count, info.cc);
+      if (!kd) {
+        w4a16_clear_error();
+        return W4A16_STATUS_OK; /* none: w4a16_gemm refuses with NO_KERNEL, whatever the workspace */
+      }
+    }
   }
   *bytes = w4a16_workspace_bytes_for(kd, p, w4a16_choose_split_k(kd, p, sm_count),
                                      w4a16_choose_stream_k(kd, p, sm_count), sm_count);

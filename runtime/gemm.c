@@ -42,6 +42,7 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
 
   w4a16_device_info dev;
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  const int selected = !kernel;
   if (!kernel) {
     kernel = w4a16_select_kernel(p, dev.sm_count, dev.cc);
     if (!kernel)
@@ -56,6 +57,12 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
   int split = w4a16_choose_split_k(kernel, p, dev.sm_count);
   int stream_k = w4a16_choose_stream_k(kernel, p, dev.sm_count);
   size_t need = w4a16_workspace_bytes_for(kernel, p, split, stream_k, dev.sm_count);
+  if (selected && (workspace_bytes < need || !workspace)) {
+    /* a kernel of our choosing fits the workspace given: without split-K or stream-K it needs none */
+    split = 1;
+    stream_k = 0;
+    need = 0;
+  }
   if (workspace_bytes < need || (need && !workspace))
     return w4a16_fail(W4A16_STATUS_WORKSPACE_TOO_SMALL, "kernel %s needs %zu bytes of workspace, got %zu%s",
                       kernel->name, need, workspace ? workspace_bytes : (size_t)0, workspace ? "" : " (NULL)");

@@ -84,6 +84,11 @@ w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t 
         uint16_t sb = scale_bits((hi - lo) / 15.0f, dtype);
         uint16_t zb = to_dtype(lo, dtype);
         double s = from_dtype(sb, dtype), z = from_dtype(zb, dtype);
+        if (!isfinite(s) || !isfinite(z))
+          return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
+                            "the %s of row %" PRId64 ", group %" PRId64 " (%g) is not representable in %s",
+                            isfinite(s) ? "zero point" : "scale", row, gi, isfinite(s) ? (double)lo : (double)(hi - lo) / 15.0,
+                            w4a16_dtype_name(dtype));
         scales[sidx] = sb;
         zeros[sidx] = zb;
         for (int64_t j = 0; j < g; ++j)
@@ -91,6 +96,10 @@ w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t 
       } else {
         uint16_t sb = scale_bits(amax / 7.0f, dtype);
         double s = from_dtype(sb, dtype);
+        if (!isfinite(s))
+          return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
+                            "the scale of row %" PRId64 ", group %" PRId64 " (%g) is not representable in %s", row, gi,
+                            (double)amax / 7.0, w4a16_dtype_name(dtype));
         scales[sidx] = sb;
         for (int64_t j = 0; j < g; ++j)
           codes[base + (size_t)j] = (uint8_t)clamp_code(load_weight(weights, wtype, base + (size_t)j) / s + 8.0);

@@ -455,6 +455,11 @@ static void test_unknown_kernel(void **state) {
       "entry\t512\t4096\t4096\t128\tFINEGRAINED\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",             /* mode name */
       "entry\t512\t4096\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\textra\n",
       "entry\t1024\t4096\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x128x64_s3\n", /* good */
+      "entry\t512\t4100\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",   /* N % 16 */
+      "entry\t512\t4096\t4000\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",   /* K % 64 */
+      "entry\t512\t4096\t4096\t48\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",    /* group */
+      "entry\t512\t99999999999999999999\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",
+      "entry\t512\t9999999999999999999\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\tw4a16_sm80_bf16_u4_fgs_128x16x64_s3\n",
   };
   int ne = (int)(sizeof entries / sizeof entries[0]);
   for (int i = 0; i < ne; ++i) bl += (size_t)snprintf(body + bl, sizeof body - bl, "%s", entries[i]);
@@ -472,6 +477,48 @@ static void test_unknown_kernel(void **state) {
   assert_int_equal(lookup(c, &q, ks), 1);
   assert_ptr_equal(ks[0], &fake[0]);
   w4a16_config_cache_close(c);
+}
+
+/* A file of many entries (every key twice, the later one with other kernels): all load, the later
+   of each key wins, lookups find them (entries are kept sorted: a load of n entries is
+   O(n log n), where a scan per entry made 40000 take seconds) */
+static void test_many_entries(void **state) {
+  scratch *s = *state;
+  w4a16_cache_env env = fake_env();
+  enum { KEYS = 20000 };
+  const size_t cap = (size_t)KEYS * 2 * 128 + 4096;
+  char *body = malloc(cap), *file = malloc(cap + 128);
+  assert_non_null(body);
+  assert_non_null(file);
+  size_t bl = header(&env, w4a16_version_string(), 1, body, cap);
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < KEYS; ++i) /* keys in a scrambled order */
+      bl += (size_t)snprintf(body + bl, cap - bl, "entry\t%d\t%d\t4096\t128\tFINEGRAINED_SCALE_ONLY\tbf16\t%s\n",
+                             1 << ((i * 7919) % 13), 16 * (1 + (i * 104729) % (KEYS / 13 + 1)),
+                             pass ? "w4a16_sm80_bf16_u4_fgs_128x128x64_s3" : "w4a16_sm80_bf16_u4_fgs_128x16x64_s3");
+  spit(s->path, file, seal(body, bl, 2 * KEYS, file, cap + 128));
+  log_reset();
+  w4a16_config_cache *c = open_cache(s->path, &env);
+  assert_int_equal(g_warnings, 0);
+  const size_t n = check_entries(c);
+  assert_true(n > KEYS / 2 && n <= KEYS);
+  w4a16_problem prev = {0};
+  for (size_t i = 0; i < n; ++i) { /* key order, each key once, the second pass's kernel */
+    w4a16_problem key;
+    const w4a16_kernel_desc *ks[16];
+    int got = 0;
+    assert_int_equal(w4a16_config_cache_entry(c, i, &key, ks, 16, &got), W4A16_STATUS_OK);
+    assert_int_equal(got, 1);
+    assert_ptr_equal(ks[0], &fake[0]);
+    if (i) assert_true(key.n > prev.n || (key.n == prev.n && key.m > prev.m));
+    prev = key;
+    w4a16_problem q = prob(key.m, key.n, 4096);
+    assert_int_equal(lookup(c, &q, ks), 1);
+    assert_ptr_equal(ks[0], &fake[0]);
+  }
+  w4a16_config_cache_close(c);
+  free(body);
+  free(file);
 }
 
 /* random bytes and random mutations of a valid file: never a crash, never an unknown kernel */
@@ -817,7 +864,7 @@ static void test_log_levels(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_m_bucket), T(test_round_trip),      T(test_stale),
-      T(test_truncated),               T(test_corrupt),         T(test_unknown_kernel),
+      T(test_truncated),               T(test_corrupt),         T(test_unknown_kernel), T(test_many_entries),
       T(test_fuzz_parser),             T(test_processes),       T(test_merge),
       T(test_threads),                 T(test_store_arguments), T(test_paths_and_io_errors),
       cmocka_unit_test(test_default_path), T(test_device_name_sanitized), cmocka_unit_test(test_log_levels),

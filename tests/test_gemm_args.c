@@ -72,7 +72,25 @@ static void test_shapes(void **state) {
     a = valid_args(); a.problem.k = bad_nk[i];
     expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "K = ");
   }
+  /* beyond the kernels' 32-bit offsets: K above W4A16_MAX_K (a per-column K of 2^30 hung the sm90
+     launch), lda / ldd of 2^31 or more */
+  const int64_t huge_k[] = {(int64_t)W4A16_MAX_K + 64, (int64_t)1 << 30, INT32_MAX - 63};
+  for (int i = 0; i < 3; ++i) {
+    w4a16_gemm_args a = valid_args();
+    a.problem.k = huge_k[i];
+    a.problem.lda = 0;
+    expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "K = ");
+    a.problem.mode = W4A16_PER_COLUMN_SCALE_ONLY;
+    a.problem.group_size = 0;
+    expect(w4a16_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "K = ");
+  }
   w4a16_gemm_args a = valid_args();
+  a.problem.lda = (int64_t)1 << 31;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "lda = 2147483648");
+  a = valid_args();
+  a.problem.ldd = ((int64_t)1 << 40) + 8;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "ldd = ");
+  a = valid_args();
   a.problem.k += 64 * 3 + k->tile_k * 0; /* keeps K % 64 == 0; breaks K % tile_k for tile_k > 64 */
   if (k->tile_k > 64) expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NOT_SUPPORTED, "K %");
 }

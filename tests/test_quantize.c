@@ -120,6 +120,20 @@ static void test_bad_input(void **state) {
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
                                   z), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "[1, 6]"));
+  /* a group whose scale (|w| / 7) or zero point (min w) overflows fp16: refused, not infinite */
+  w[70] = 0.0f;
+  w[64 + 3] = 6.0e5f; /* row 1, group 0 */
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
+                                  z), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "scale of row 1, group 0"));
+  w[64 + 3] = 0.0f;
+  w[5 * 64 + 40] = -7.0e4f; /* row 5, group 1 */
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 32, W4A16_DTYPE_F16, c,
+                                  s, z), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "zero point of row 5, group 1"));
+  /* bf16 holds them */
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 32, W4A16_DTYPE_BF16, c,
+                                  s, z), W4A16_STATUS_OK);
 }
 
 int main(void) {

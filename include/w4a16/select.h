@@ -221,7 +221,8 @@ W4A16_API w4a16_status w4a16_config_cache_lookup(w4a16_config_cache *cache,
                                                  int capacity, int *returned);
 
 /**
- * Entry index (0 <= index < w4a16_config_cache_size()) of the cache: its key as a
+ * Entry index (0 <= index < w4a16_config_cache_size(); entries in key order: dtype, mode,
+ * N, K, group size, M bucket) of the cache: its key as a
  * problem (m = the M bucket, group_size = the effective group, K for per-column;
  * lda = ldd = has_bias = 0) and up to capacity of its kernels, best first.
  * Statuses: OK, NULL_POINTER, INVALID_VALUE (index out of range, capacity < 1).
@@ -265,7 +266,9 @@ typedef enum w4a16_selection_source {
  * The kernel w4a16_gemm(args, NULL, ...) would run for problem on the current
  * device: the process-wide cache's first entry that can implement it, else the
  * heuristic's first pick. *source (may be NULL) says which.
- * Statuses: OK, NULL_POINTER, INVALID_SHAPE, NO_DEVICE, NO_KERNEL.
+ * Statuses: OK, NULL_POINTER; INVALID_SHAPE, MISALIGNED, UNSUPPORTED_GROUP_SIZE,
+ * INVALID_VALUE (the problem checks of w4a16_can_implement); NO_DEVICE, CUDA_ERROR (the
+ * device query); NO_KERNEL.
  */
 W4A16_API w4a16_status w4a16_select(const w4a16_problem *problem,
                                     const w4a16_kernel_desc **kernel,

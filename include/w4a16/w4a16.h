@@ -22,7 +22,10 @@
  *     (GPTQ/AWQ integer zero point zq maps to z = -s * zq)
  *
  * Thread-safety: every function is safe to call from several threads at once,
- * except where its comment says otherwise. Error messages are kept per thread.
+ * except where its comment says otherwise. Error messages are kept per thread. The
+ * library reads its environment variables (W4A16_CACHE_PATH, W4A16_LOG_LEVEL and the
+ * W4A16_SM90_* measurement switches) with getenv, some on every call: changing the
+ * environment (setenv) while another thread calls into the library is a data race.
  */
 #ifndef W4A16_H
 #define W4A16_H
@@ -147,13 +150,17 @@ W4A16_API const char *w4a16_family_name(w4a16_family family);
 /** "multistage", "cooperative", "pingpong", "gemv"; "?" for an unknown value. */
 W4A16_API const char *w4a16_schedule_name(w4a16_schedule schedule);
 
+/** The largest K of a problem (the kernels address K-ordered data with 32-bit offsets). */
+#define W4A16_MAX_K (1 << 24)
+
 /**
  * A problem: what selection and can_implement look at.
- *  m, n, k      sizes, each >= 1 (kernels state further N, K constraints)
+ *  m, n, k      sizes, each >= 1; m, n < 2^31, k <= W4A16_MAX_K (kernels state further
+ *               N, K constraints)
  *  group_size   elements of K per scale row: 32, 64, 128, 256, ... for the
  *               FINEGRAINED modes (K must be a multiple); 0 or K for
  *               PER_COLUMN_SCALE_ONLY (normalized to K)
- *  lda, ldd     row strides of A and D in elements (>= K, >= N); 0 means K, N
+ *  lda, ldd     row strides of A and D in elements (>= K, >= N, < 2^31); 0 means K, N
  *  has_bias     nonzero if a bias vector is given
  */
 typedef struct w4a16_problem {
@@ -170,8 +177,10 @@ typedef struct w4a16_problem {
  *  a        device, [M,lda] elements of problem.dtype, 16-byte aligned, lda % 8 == 0
  *  w        device, packed weights from w4a16_pack_weights (N*K/2 bytes), 16-byte aligned
  *  scales   device, [G,N] of problem.dtype, 16-byte aligned
- *  zeros    device, [G,N] of problem.dtype (FINEGRAINED_SCALE_AND_ZEROS), else ignored
- *  bias     device, [N] of problem.dtype, or NULL (problem.has_bias must agree)
+ *  zeros    device, [G,N] of problem.dtype (FINEGRAINED_SCALE_AND_ZEROS), else ignored;
+ *           16-byte aligned
+ *  bias     device, [N] of problem.dtype, or NULL (problem.has_bias must agree); 16-byte
+ *           aligned
  *  d        device, [M,ldd] of problem.dtype, 16-byte aligned, ldd % 8 == 0; only
  *           D[0..M) x [0..N) is written
  *  alpha    scale applied to the product before the bias
@@ -232,19 +241,24 @@ W4A16_API uint64_t w4a16_registry_fingerprint(void);
 /**
  * Whether kernel can implement problem (host-side check; no GPU needed and no
  * architecture check). Returns OK, or the status naming the first violated rule
- * (DTYPE_MISMATCH, MODE_MISMATCH, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE,
- * NOT_SUPPORTED, NULL_POINTER, INVALID_VALUE) with a message.
+ * (DTYPE_MISMATCH, MODE_MISMATCH, INVALID_SHAPE, MISALIGNED (lda, ldd),
+ * UNSUPPORTED_GROUP_SIZE, NOT_SUPPORTED, NULL_POINTER, INVALID_VALUE; INTERNAL_ERROR for a
+ * descriptor with an empty tile) with a message.
  */
 W4A16_API w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kernel,
                                            const w4a16_problem *problem);
 
 /**
- * Bytes of device workspace kernel needs for problem, written to *bytes
- * (0 for most kernels; split-K needs fp32 partials, [split][M][N], and on the sm90 family
- * a record of a few 64-bit words per output tile after them). Its contents before a call do not
+ * Bytes of device workspace kernel needs for problem, written to *bytes; kernel NULL: the
+ * kernel w4a16_gemm(..., NULL, ...) selects on the current device now (a later tune or config
+ * cache store may select another: w4a16_gemm then runs it within the workspace given)
+ * (0 for most kernels; split-K needs fp32 partials, [split][M][N]; the sm90 family's
+ * stream-K an fp32 partial tile and a 32-bit flag per CTA of its grid). Its contents before a call do not
  * matter (nothing needs clearing), but one workspace must not serve two launches that may
  * run at the same time. sm_count: multiprocessors of the target device (0 = ask the
- * current device). Returns as can_implement.
+ * current device). Statuses: as can_implement (kernel NULL: the problem checks alone);
+ * INVALID_VALUE (sm_count < 0); NO_DEVICE, CUDA_ERROR (the device query, where sm_count is 0
+ * or kernel NULL). No kernel to select is OK with 0 bytes (w4a16_gemm then gives NO_KERNEL).
  */
 W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
                                             const w4a16_problem *problem, int sm_count,
@@ -255,7 +269,10 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  *
  * kernel: the kernel to run, or NULL to select one (config cache, else heuristic).
  * workspace / workspace_bytes: device memory of at least w4a16_workspace_size()
- * (may be NULL / 0 when that is 0).
+ * (may be NULL / 0 when that is 0). With kernel NULL any workspace works: where the
+ * selected kernel would split K (split-K, stream-K) into more than workspace_bytes, it
+ * runs unsplit (slower on problems of few output tiles; WORKSPACE_TOO_SMALL is for a
+ * kernel given).
  *
  * Asynchronous; allocates nothing; can be captured in a CUDA graph. Nothing is
  * launched and nothing is written when a check fails.
@@ -298,7 +315,10 @@ typedef enum w4a16_host_type {
  * asymmetric: s = (max - min) / 15, z = min (so w ~ s*q + z), following
  * TensorRT-LLM's and GPTQ's round-to-nearest. Scales and zeros are rounded to
  * dtype first and the codes computed from the rounded values.
- * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE.
+ * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE (a bad
+ * enum, a weight that is not finite, or a group whose scale or zero point overflows dtype,
+ * e.g. |w| > 7 x 65504 in fp16; the message names the row and group; codes, scales and
+ * zeros are then partly written).
  */
 W4A16_API w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t n,
                                       int64_t k, w4a16_quant_mode mode, int group_size,
@@ -329,7 +349,8 @@ W4A16_API w4a16_status w4a16_unpack_weights(const void *packed, int64_t n, int64
  * CPU reference: D = alpha * A . dequant(W)^T (+ bias) with float64 accumulation.
  * Host pointers; A, scales, zeros, bias hold dtype bits (uint16_t); codes are the
  * unpacked logical [N,K] codes; d is double [M,N] (row stride N).
- * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE.
+ * Statuses: OK, NULL_POINTER; INVALID_SHAPE, MISALIGNED, UNSUPPORTED_GROUP_SIZE,
+ * INVALID_VALUE (the problem checks of w4a16_can_implement); OUT_OF_MEMORY.
  */
 W4A16_API w4a16_status w4a16_reference_gemm(const w4a16_problem *problem, const uint16_t *a,
                                             const uint8_t *codes, const uint16_t *scales,

@@ -186,6 +186,10 @@
 #define W4A16_SM90_SK_RING_MIN 131072
 #endif
 
+// The schedule of this thread's last sm90 launch (runtime/families.c; declared for the tests in
+// runtime/internal.h): Params::streamk, Params::kpair, the split-K slices
+extern "C" thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split;
+
 namespace w4a16_sm90 {
 
 // ------------------------------------------------------------------------- configuration
@@ -1127,6 +1131,20 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       if (!C::kCoop) mbar_arrive_local(bar_order + 8 * (1 - c));  // the other warpgroup's turn
 
       // ------------------------------------------------------------------- epilogue
+      // adds a partial tile in fragment order from shared memory, this thread's pieces from `from` on
+      // (nthr x 16 bytes apart): the K pair's rank 1 accumulators, a small tile's stream-K partials
+      auto add_partial = [&](uint32_t from) {
+#pragma unroll
+        for (int r = 0; r < C::R; ++r)
+#pragma unroll
+          for (int i = 0; i < C::TM / 8; ++i) {
+            const uint4 v = lds128(from + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
+            acc[r][4 * i] += __uint_as_float(v.x);
+            acc[r][4 * i + 1] += __uint_as_float(v.y);
+            acc[r][4 * i + 2] += __uint_as_float(v.z);
+            acc[r][4 * i + 3] += __uint_as_float(v.w);
+          }
+      };
       if (C::kPairOk && p.kpair) {
         // K pair: rank 1's accumulators go into a stage of rank 0 that rank 0's mainloop no longer
         // uses (the one its producer announced, see above; kPairRing: the ring from stage 0), in
@@ -1152,16 +1170,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         }
         mbar_wait(bar_in, 0);
         if (!C::kPairRing) {  // (kPairRing: added as the epilogue stages the tile, below)
-#pragma unroll
-          for (int r = 0; r < C::R; ++r)
-#pragma unroll
-            for (int i = 0; i < C::TM / 8; ++i) {
-              const uint4 v = lds128(slot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
-              acc[r][4 * i] += __uint_as_float(v.x);
-              acc[r][4 * i + 1] += __uint_as_float(v.y);
-              acc[r][4 * i + 2] += __uint_as_float(v.z);
-              acc[r][4 * i + 3] += __uint_as_float(v.w);
-            }
+          add_partial(slot);
           if (ltid == 0) mbar_arrive_cluster(bar_free, 1u);
         }
       }
@@ -1253,19 +1262,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
               for (int j = 0; j < C::R * (C::TM / 8); ++j) cp_async16(dst + (uint32_t)(j * nthr) * 16u, src + j * nthr);
             }
             cp_async_wait_all();
-            for (int q = cid + 1; q <= q_end; ++q) {
-              const uint32_t from = base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u;
-#pragma unroll
-              for (int r = 0; r < C::R; ++r)
-#pragma unroll
-                for (int i = 0; i < C::TM / 8; ++i) {
-                  const uint4 v = lds128(from + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u);
-                  acc[r][4 * i] += __uint_as_float(v.x);
-                  acc[r][4 * i + 1] += __uint_as_float(v.y);
-                  acc[r][4 * i + 2] += __uint_as_float(v.z);
-                  acc[r][4 * i + 3] += __uint_as_float(v.w);
-                }
-            }
+            for (int q = cid + 1; q <= q_end; ++q)
+              add_partial(base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u);
           }
           for (int q = cpa ? q_end + 1 : cid + 1; q <= q_end; q += kStep) {
             const bool two = kStep == 2 && q + 1 <= q_end;
@@ -1685,8 +1683,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.n = p->n;
   prm.k = p->k;
   prm.group = p->group_size;
-  prm.gshift = 0;
-  while ((1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
+  prm.gshift = 0;  // (used only where group < TK: a power of two; bounded, per-column groups are K)
+  while (prm.gshift < 30 && (1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
   prm.prefetch = pdl_enabled() ? prefetch_stages<C>() : 0;
@@ -1825,6 +1823,9 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     }
   }
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z, prm);
+  w4a16_sm90_last_streamk = prm.streamk;  // what ran (runtime/internal.h: for the tests)
+  w4a16_sm90_last_kpair = prm.kpair;
+  w4a16_sm90_last_split = prm.split_k;
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
     cudaLaunchConfig_t rc = {};
