@@ -1,6 +1,6 @@
 /* test_gpu_gemv.c - GPU tests of the decode path (the GEMV family, and the sm90 family's split-K,
  * which decode-sized problems use), beyond test_gpu_kernels:
- *   split-K determinism   every GEMV or sm90 kernel that may split K, on a shape where the runtime
+ *   split-K determinism   every kernel that may split K (all families), on a shape where the runtime
  *                         splits: three launches (the workspace refilled with other garbage
  *                         between them: its contents before a call must not matter) give the
  *                         same bits
@@ -11,11 +11,19 @@
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n)
  *   stream-K              every sm90 kernel on a problem of about 1.3 waves of tiles (the runtime
- *                         takes stream-K) against the float64 reference of sampled columns, and
- *                         the same bits over two differently garbage-filled workspaces; the same
- *                         at about 2.4 waves (the tiles of >= 64 tokens run two waves of them
- *                         tile by tile first) and at a sixth of a wave (many contributors a tile)
- * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
+ *                         takes stream-K) against the float64 reference of sampled columns (the
+ *                         first and last of every tile among them), and the same bits over two
+ *                         differently garbage-filled workspaces, with groups of 128 and where
+ *                         they differ in kind, of 256 (a part may begin inside a group) and 32;
+ *                         the same at about 2.4 waves (the tiles of >= 64 tokens run two waves of
+ *                         them tile by tile first) and at a sixth of a wave (many contributors)
+ *   launch order          every kernel (all families), two launches back to back on one stream,
+ *                         the second reading the first's D as its A and sharing its workspace:
+ *                         the same bits as with the host waiting between them (the kernels may
+ *                         start before the one before ends, w4a16.h "Ordering")
+ *   unsplit GEMV          the GEMV kernels that may split K, on a wave of row blocks where the
+ *                         runtime does not: its direct store, against the reference
+ * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Exits 77 (ctest: skipped) without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -48,10 +56,11 @@ static int sm_count(void) {
   return n;
 }
 
-/* GEMV kernels (and, with sm90, the sm90 family's) that pass the filter and run on this device */
+/* GEMV kernels (and, with sm90 = 1, the sm90 family's; sm90 = 2: every family's) that pass the
+   filter and run on this device */
 static int selected_in(const w4a16_kernel_desc *k, int sm90) {
   const char *filter = getenv("W4A16_TEST_FILTER");
-  if (k->family != W4A16_FAMILY_GEMV && !(sm90 && k->family == W4A16_FAMILY_SM90)) return 0;
+  if (k->family != W4A16_FAMILY_GEMV && !(sm90 && k->family == W4A16_FAMILY_SM90) && sm90 < 2) return 0;
   if (filter && fnmatch(filter, k->name, 0) != 0) return 0;
   int dev = 0, maj = 0, min = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
@@ -85,7 +94,7 @@ static void data_create(gemv_data *g, test_rng *r, const w4a16_problem *p) {
   for (int64_t i = 0; i < m * lda; ++i) g->a[i] = test_to_dtype((float)test_rng_uniform(r, -1, 1), p->dtype);
   for (int64_t i = 0; i < n * k; ++i) g->codes[i] = (uint8_t)(test_rng_next(r) & 15u);
   for (int64_t i = 0; i < groups * n; ++i) {
-    g->s[i] = test_to_dtype((float)test_rng_uniform(r, 0.004, 0.03), p->dtype);
+    g->s[i] = test_to_dtype(test_scale(r), p->dtype);
     g->z[i] = test_to_dtype((float)test_rng_uniform(r, -0.12, 0.02), p->dtype);
   }
   for (int64_t i = 0; i < n; ++i) g->bias[i] = test_to_dtype((float)test_rng_uniform(r, -0.5, 0.5), p->dtype);
@@ -142,7 +151,7 @@ static void test_splitk_deterministic(void **state) {
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
-    if (!selected_in(k, 1) || k->split_k <= 1) continue;
+    if (!selected_in(k, 2) || k->split_k <= 1) continue;
     const int ms[2] = {1, k->tile_m};
     for (int mi = 0; mi < 2; ++mi) {
       /* few output tiles and a long K: the runtime splits */
@@ -278,19 +287,23 @@ static w4a16_problem sm90_case(const w4a16_kernel_desc *k, int rows, int64_t n) 
 
 /* Runs problem p (bias, ldd set) through kernel k twice over workspaces of different garbage:
    every element of D must be written (D poisoned), the two runs must give the same bits, and all M
-   rows x 256 sampled columns (the first and last too) must match the float64 reference of those
-   columns. `what` names the schedule in failure messages. */
-static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, test_rng *rr, const char *what) {
+   rows x sampled columns (the first and last of every tile_n block, and 64 random ones) must match
+   the float64 reference of those columns. `what` names the schedule in failure messages; split:
+   the problem must (1) or must not (0) take a workspace. */
+static void check_two_runs_ws(const w4a16_kernel_desc *k, const w4a16_problem *pp, test_rng *rr, const char *what,
+                              int split) {
   const w4a16_problem p = *pp;
   test_rng r = *rr;
   const int sms = sm_count();
   size_t ws_bytes = 0;
   assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
-  assert_true(ws_bytes > 0);
+  if ((ws_bytes > 0) != split)
+    fail_msg("%s: %s M=%lld N=%lld K=%lld: workspace %zu bytes, the case needs %s", k->name, what, (long long)p.m,
+             (long long)p.n, (long long)p.k, ws_bytes, split ? "some" : "none");
   gemv_data g;
   data_create(&g, &r, &p);
   void *ws = NULL;
-  CUDA_OK(cudaMalloc(&ws, ws_bytes));
+  if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
   uint16_t *one = run_bits(&g, k, ws, ws_bytes, 0xFF);
   uint16_t *two = run_bits(&g, k, ws, ws_bytes, 0x00);
   const int64_t m = p.m, n = p.n, kk = p.k, groups = p.mode == W4A16_PER_COLUMN_SCALE_ONLY ? 1 : kk / p.group_size;
@@ -300,12 +313,16 @@ static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, 
     for (int64_t col = 0; col < n; ++col)
       if (one[row * p.ldd + col] == 0xFFFF) fail_msg("%s: D[%lld][%lld] not written", k->name, (long long)row, (long long)col);
   }
-  /* the reference of 256 columns: the problem restricted to them */
-  enum { NS = 256 };
-  int64_t cols[NS];
-  cols[0] = 0;
-  cols[1] = n - 1;
-  for (int c = 2; c < NS; ++c) cols[c] = (int64_t)(test_rng_next(&r) % (uint64_t)n);
+  /* the reference of the sampled columns: the problem restricted to them (a fixup or store that
+     goes wrong does so for a whole tile: every tile_n block's first and last columns) */
+  const int64_t blocks = n / k->tile_n;
+  const int NS = (int)((2 * blocks + 64 + 15) / 16 * 16); /* the reference's N: a multiple of 16 */
+  int64_t *cols = malloc(sizeof(int64_t) * (size_t)NS);
+  for (int64_t b = 0; b < blocks; ++b) {
+    cols[2 * b] = b * k->tile_n;
+    cols[2 * b + 1] = b * k->tile_n + k->tile_n - 1;
+  }
+  for (int c = (int)(2 * blocks); c < NS; ++c) cols[c] = (int64_t)(test_rng_next(&r) % (uint64_t)n);
   w4a16_problem q = p;
   q.n = NS;
   q.ldd = 0;
@@ -329,10 +346,14 @@ static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, 
   if (!(err < tol))
     fail_msg("%s: %s M=%lld N=%lld K=%lld: rel error %.3g (tol %.1g)", k->name, what, (long long)m, (long long)n,
              (long long)kk, err, tol);
-  free(codes); free(s); free(z); free(bias); free(ref); free(got); free(one); free(two);
-  cudaFree(ws);
+  free(codes); free(s); free(z); free(bias); free(ref); free(got); free(one); free(two); free(cols);
+  if (ws) cudaFree(ws);
   data_destroy(&g);
   *rr = r;
+}
+
+static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, test_rng *rr, const char *what) {
+  check_two_runs_ws(k, pp, rr, what, 1);
 }
 
 /* M for the stream-K and K-pair cases of kernel k: `tiles` cluster rows of tokens (cluster_m cm),
@@ -367,7 +388,7 @@ static int stream_k_case(const w4a16_kernel_desc *k, int sms, int num, int den, 
    uneven parts. Every element of D must be written (D poisoned); all M rows x 256 sampled columns
    (the first and last too) against the float64 reference of those columns; a second run over a
    workspace filled with other garbage gives the same bits. */
-static void stream_k_waves(int num, int den, const char *seed, const char *what) {
+static void stream_k_waves(int num, int den, const char *seed, const char *what, int all_groups) {
   test_rng r = test_rng_fresh(seed);
   const int sms = sm_count();
   int tested = 0;
@@ -376,11 +397,24 @@ static void stream_k_waves(int num, int den, const char *seed, const char *what)
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
     w4a16_problem p;
     if (!stream_k_case(k, sms, num, den, &p)) continue;
-    if (w4a16_choose_stream_k(k, &p, sms) != 1)
-      fail_msg("%s: M=%lld N=%lld K=%lld does not take stream-K", k->name, (long long)p.m, (long long)p.n,
-               (long long)p.k);
-    check_two_runs(k, &p, &r, what);
-    ++tested;
+    /* groups of 128; with all_groups also 256 where a k-block is shorter (a part may begin
+       inside a group) and 32 (several groups a k-block) where the kernel takes them */
+    const int groups[3] = {128, k->tile_k < 256 ? 256 : 0, k->min_group <= 32 ? 32 : 0};
+    for (int gi = 0; gi < (all_groups && k->mode != W4A16_PER_COLUMN_SCALE_ONLY ? 3 : 1); ++gi) {
+      if (!groups[gi]) continue;
+      w4a16_problem q = p;
+      if (k->mode != W4A16_PER_COLUMN_SCALE_ONLY) q.group_size = groups[gi];
+      q.k = (q.k + groups[gi] - 1) / groups[gi] * groups[gi]; /* 1152 -> 1280 for groups of 256 */
+      if (w4a16_can_implement(k, &q) != W4A16_STATUS_OK) continue;
+      if (w4a16_choose_stream_k(k, &q, sms) != 1)
+        fail_msg("%s: M=%lld N=%lld K=%lld group %d does not take stream-K", k->name, (long long)q.m,
+                 (long long)q.n, (long long)q.k, q.group_size);
+      check_two_runs(k, &q, &r, what);
+      if (w4a16_sm90_last_streamk < 1) /* the launch's own checks (residency, workspace) fell back */
+        fail_msg("%s: M=%lld N=%lld K=%lld: the launch ran tile by tile, not stream-K", k->name, (long long)q.m,
+                 (long long)q.n, (long long)q.k);
+      ++tested;
+    }
   }
   if (!tested) skip();
 }
@@ -392,7 +426,7 @@ static void stream_k_waves(int num, int den, const char *seed, const char *what)
 static void test_stream_k(void **state) {
   (void)state;
   if (!gpu_present()) skip();
-  stream_k_waves(13, 10, "sm90_stream_k", "stream-K");
+  stream_k_waves(13, 10, "sm90_stream_k", "stream-K", 1);
 }
 
 /* Stream-K over about 2.4 waves: the tiles of >= 64 tokens run two waves of tiles tile by tile
@@ -400,7 +434,7 @@ static void test_stream_k(void **state) {
 static void test_stream_k_waves(void **state) {
   (void)state;
   if (!gpu_present()) skip();
-  stream_k_waves(12, 5, "sm90_stream_k_waves", "stream-K after data-parallel tiles");
+  stream_k_waves(12, 5, "sm90_stream_k_waves", "stream-K after data-parallel tiles", 0);
 }
 
 /* Stream-K with many contributors a tile: for every selected sm90 kernel that takes stream-K there
@@ -422,6 +456,7 @@ static void test_stream_k_many(void **state) {
     w4a16_problem p;
     if (!stream_k_case(k, sms, 1, 6, &p) || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
     check_two_runs(k, &p, &r, "stream-K, many contributors");
+    if (w4a16_sm90_last_streamk < 1) fail_msg("%s: the launch ran tile by tile, not stream-K", k->name);
     ++tested;
   }
   if (!tested) skip();
@@ -442,7 +477,7 @@ static void test_k_pair(void **state) {
   if (!gpu_present()) skip();
   test_rng r = test_rng_fresh("sm90_k_pair");
   const int sms = sm_count();
-  int tested = 0;
+  int tested = 0, paired = 0, coop = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
@@ -455,6 +490,14 @@ static void test_k_pair(void **state) {
     if (w4a16_choose_stream_k(k, &p, sms) != 1 && w4a16_choose_split_k(k, &p, sms) != 2) continue;
     check_two_runs(k, &p, &r, "K pair");
     ++tested;
+    coop += k->schedule == W4A16_SCHEDULE_COOPERATIVE && cn * cm == 1;
+    if (w4a16_sm90_last_kpair) {
+      ++paired;
+      if (cn * cm != 1 || k->schedule != W4A16_SCHEDULE_COOPERATIVE)
+        fail_msg("%s: the K pair ran on a %dx%d cluster / %s schedule", k->name, cn, cm, w4a16_schedule_name(k->schedule));
+    } else if (w4a16_sm90_last_streamk < 1 && w4a16_sm90_last_split != 2) {
+      fail_msg("%s: neither the K pair nor stream-K nor split 2 ran", k->name);
+    }
     if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;
     w4a16_problem q = p;
     q.group_size = 256;
@@ -465,9 +508,109 @@ static void test_k_pair(void **state) {
     if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) check_two_runs(k, &q, &r, "K pair, 13 k-blocks");
   }
   if (!tested) skip();
+  fprintf(stderr, "K pair: %d of %d kernels (%d cooperative 1x1x1)\n", paired, tested, coop);
+  if (coop && !paired) fail_msg("no cooperative 1x1x1 kernel ran the K pair");
+}
+
+/* Launch order: for every selected kernel (all families), GEMM 1 (M x 1024 x 1024) and GEMM 2 (M x 512
+   x 1024) whose A is GEMM 1's D, sharing one workspace, back to back on one stream, must give GEMM 2
+   the same bits as when the host waits between them. The kernels may start while the kernel before
+   them on the stream runs (programmatic dependent launch: w4a16.h "Ordering"); one that read A, or
+   touched the workspace, before waiting for it would read GEMM 1's D before it is written: the
+   buffer holds other finite garbage before each run. M: the GEMV kernels' tile_m, else tile_m - 3
+   (a part-full token tile). */
+static void test_launch_order(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("launch_order");
+  const int sms = sm_count();
+  int tested = 0;
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 2)) continue;
+    const int m = k->family == W4A16_FAMILY_GEMV || k->tile_m <= 8 ? k->tile_m : k->tile_m - 3;
+    const int g = k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128;
+    w4a16_problem p1 = test_problem(m, 1024, 1024, g, k->mode, k->dtype), p2 = test_problem(m, 512, 1024, g, k->mode, k->dtype);
+    p2.has_bias = 1;
+    if (w4a16_can_implement(k, &p1) != W4A16_STATUS_OK || w4a16_can_implement(k, &p2) != W4A16_STATUS_OK) continue;
+    size_t ws1 = 0, ws2 = 0;
+    assert_int_equal(w4a16_workspace_size(k, &p1, sms, &ws1), W4A16_STATUS_OK);
+    assert_int_equal(w4a16_workspace_size(k, &p2, sms, &ws2), W4A16_STATUS_OK);
+    const size_t ws_bytes = ws1 > ws2 ? ws1 : ws2;
+    gemv_data g1, g2;
+    data_create(&g1, &r, &p1);
+    data_create(&g2, &r, &p2);
+    void *ws = NULL;
+    if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    w4a16_gemm_args a1 = data_args(&g1, 0.5f), a2 = data_args(&g2, 0.75f);
+    a2.a = g1.dd; /* A of GEMM 2 = D of GEMM 1 (lda = 1024) */
+    uint16_t *want = malloc(g2.d_bytes), *got = malloc(g2.d_bytes), *d1a = malloc(g1.d_bytes), *d1b = malloc(g1.d_bytes);
+    for (int run = 0; run < 2; ++run) {
+      /* finite garbage in D 1 (fp16 1.05 / bf16 0.0115, then 2.1 / 3.0), D 2 poisoned */
+      CUDA_OK(cudaMemset(g1.dd, run ? 0x40 : 0x3C, g1.d_bytes));
+      CUDA_OK(cudaMemset(g2.dd, 0xFF, g2.d_bytes));
+      if (ws) CUDA_OK(cudaMemset(ws, run ? 0xA5 : 0x00, ws_bytes));
+      CUDA_OK(cudaDeviceSynchronize());
+      w4a16_status st = w4a16_gemm(&a1, k, ws, ws_bytes, stream);
+      if (st != W4A16_STATUS_OK) fail_msg("%s: GEMM 1: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+      if (run == 0) CUDA_OK(cudaStreamSynchronize(stream)); /* the host waits: the order the second run must match */
+      st = w4a16_gemm(&a2, k, ws, ws_bytes, stream);
+      if (st != W4A16_STATUS_OK) fail_msg("%s: GEMM 2: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+      CUDA_OK(cudaStreamSynchronize(stream));
+      CUDA_OK(cudaMemcpy(run ? got : want, g2.dd, g2.d_bytes, cudaMemcpyDeviceToHost));
+      CUDA_OK(cudaMemcpy(run ? d1b : d1a, g1.dd, g1.d_bytes, cudaMemcpyDeviceToHost));
+    }
+    if (memcmp(d1a, d1b, g1.d_bytes) != 0) fail_msg("%s: M=%d: GEMM 1's D differs between the runs", k->name, m);
+    for (size_t e = 0; e < g2.d_bytes / 2; ++e)
+      if (want[e] == 0xFFFF) fail_msg("%s: M=%d: GEMM 2 left D[%zu] unwritten", k->name, m, e);
+    if (memcmp(want, got, g2.d_bytes) != 0)
+      fail_msg("%s: M=%d: GEMM 2 launched right behind GEMM 1 differs from GEMM 2 after it (read A or the workspace "
+               "before GEMM 1 finished?)", k->name, m);
+    free(want); free(got); free(d1a); free(d1b);
+    if (ws) cudaFree(ws);
+    data_destroy(&g1);
+    data_destroy(&g2);
+    ++tested;
+  }
+  cudaStreamDestroy(stream);
+  if (!tested) skip();
+}
+
+/* The GEMV kernels that may split K, on a problem where the runtime does not (a wave of row blocks
+   or more, K = 4096): the unsplit path's direct store (alpha, bias, conversion) against the
+   reference of sampled columns, twice (the same bits), M = 1 and tile_m */
+static void test_gemv_unsplit(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_unsplit");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k) || k->split_k <= 1) continue;
+    const int ms[2] = {1, k->tile_m};
+    for (int mi = 0; mi < (k->tile_m > 1 ? 2 : 1); ++mi) {
+      w4a16_problem p = test_problem(ms[mi], (int64_t)(sms + 2) * k->tile_n, 4096,
+                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+      p.has_bias = 1;
+      p.ldd = p.n + 8;
+      if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+      if (w4a16_choose_split_k(k, &p, sms) != 1)
+        fail_msg("%s: M=%lld N=%lld K=%lld still splits", k->name, (long long)p.m, (long long)p.n, (long long)p.k);
+      check_two_runs_ws(k, &p, &r, "unsplit GEMV", 0);
+      ++tested;
+    }
+  }
+  if (!tested) skip();
 }
 
 int main(void) {
+  if (!gpu_present()) {
+    fprintf(stderr, "no CUDA device: GPU tests skipped\n");
+    return 77; /* ctest: SKIP_RETURN_CODE */
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
@@ -476,6 +619,8 @@ int main(void) {
       cmocka_unit_test(test_stream_k_waves),
       cmocka_unit_test(test_k_pair),
       cmocka_unit_test(test_stream_k_many),
+      cmocka_unit_test(test_launch_order),
+      cmocka_unit_test(test_gemv_unsplit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,19 @@
 /* test_gpu_kernels.c - every registered instantiation against the float64 CPU reference.
  *
  * Cases: both dtypes x every mode and group size (32, 64, 128, 256, per-column) x M in
- * {1..8, 11, 16, 17, 127, 1000}, fresh random data each run (never zeros), padded lda / ldd,
- * bias on and off, random alpha. D is poisoned (NaN bits) before every launch; every element
- * of D must be written and nothing past column N of a row, or past the last row, may change.
- * Tolerance ||D - ref|| / ||ref||: < 2e-3 fp16, < 1e-2 bf16, no NaN (DESIGN.md section 6).
+ * {1..17, 64, 127, 256, 1000}, fresh random data each run (never zeros; scales of either sign),
+ * padded lda / ldd, bias on and off, random alpha. D is poisoned (NaN bits) before every launch and
+ * the workspace filled with garbage; every element of D must be written and nothing past column N
+ * of a row, or past the last row, may change. Tolerance: ||D - ref|| / ||ref|| < 2e-3 fp16,
+ * < 1e-2 bf16, no NaN (DESIGN.md section 6), and no element off by more than ELEM_TOL units of
+ * its dtype's precision relative to |ref| + rms(ref) (test_elem_error).
+ * Every kernel x case: can_implement's status is the one the kernel's descriptor implies
+ * (expected_status: dtype, mode, N and K blocks, smallest group, a GEMV's M), so that no case is
+ * skipped by a wrong refusal; and every kernel runs every group size of its mode that it claims
+ * (sm90: 64, 128, 256 at least, issue 3; 32 where the tile allows), the GEMV family as a whole
+ * every dtype x mode x group size x M = 1..16 (test_gemv_coverage).
  * One cmocka test per kernel; the data and the reference of a case are shared by all kernels.
- * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Skips cleanly without a GPU.
+ * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Exits 77 (ctest: skipped) without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -27,14 +34,30 @@
     }                                                                                               \
   } while (0)
 
+/* group size slots: 32, 64, 128, 256, per-column */
+enum { N_GROUP_SLOTS = 5 };
+static int group_slot(const w4a16_problem *p) {
+  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY) return 4;
+  return p->group_size == 32 ? 0 : p->group_size == 64 ? 1 : p->group_size == 128 ? 2 : 3;
+}
+static const int kSlotGroup[N_GROUP_SLOTS] = {32, 64, 128, 256, 0};
+
 typedef struct kernel_result {
   const w4a16_kernel_desc *kernel;
   int runnable; /* passes the architecture guard on this device */
   int cases;
   int failures;
-  double worst;
+  int ran[N_GROUP_SLOTS]; /* cases run, by group size */
+  double worst, worst_elem;
   char first_failure[512];
 } kernel_result;
+
+/* GEMV coverage of the family: [dtype][mode][group slot][M - 1] cases run by any GEMV kernel */
+static int g_gemv_ran[2][3][N_GROUP_SLOTS][16];
+static int g_gemv_built[2][3]; /* GEMV kernels of that dtype x mode runnable here */
+
+/* largest elementwise error, in units of the dtype's precision (2^-11 fp16, 2^-8 bf16) */
+#define ELEM_TOL 16.0
 
 static kernel_result *g_results;
 static size_t g_count;
@@ -49,6 +72,28 @@ static int gpu_present(void) {
 
 static const uint16_t kPoison = 0xFFFF; /* NaN in fp16 and bf16 */
 
+/* The status can_implement must give for kernel kd and a valid problem p, from the descriptor alone
+   (w4a16.h: the first violated rule): another dtype or mode; N not a whole number of the kernel's
+   N blocks (tile_n x cluster_n) or K of k-blocks; a fine-grained group below the kernel's smallest;
+   a GEMV kernel's M above its tile_m. */
+static w4a16_status expected_status(const w4a16_kernel_desc *kd, const w4a16_problem *p) {
+  if (kd->dtype != p->dtype) return W4A16_STATUS_DTYPE_MISMATCH;
+  if (kd->mode != p->mode) return W4A16_STATUS_MODE_MISMATCH;
+  if (p->n % ((int64_t)kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1)) != 0) return W4A16_STATUS_NOT_SUPPORTED;
+  if (p->k % kd->tile_k != 0) return W4A16_STATUS_NOT_SUPPORTED;
+  if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && p->group_size < kd->min_group) return W4A16_STATUS_UNSUPPORTED_GROUP_SIZE;
+  if (kd->family == W4A16_FAMILY_GEMV && p->m > kd->tile_m) return W4A16_STATUS_NOT_SUPPORTED;
+  return W4A16_STATUS_OK;
+}
+
+static void note_failure(kernel_result *kr, const char *fmt, ...) {
+  if (kr->failures++) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(kr->first_failure, sizeof kr->first_failure, fmt, ap);
+  va_end(ap);
+}
+
 typedef struct gpu_case {
   w4a16_problem p;
   float alpha;
@@ -58,10 +103,21 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
   const w4a16_problem *p = &c->p;
   const int64_t m = p->m, n = p->n, k = p->k, lda = p->lda, ldd = p->ldd;
   const int64_t g = p->mode == W4A16_PER_COLUMN_SCALE_ONLY ? k : p->group_size, groups = k / g;
-  /* is any kernel interested? (skip the reference otherwise) */
+  char desc[200];
+  snprintf(desc, sizeof desc, "%s %s M=%lld N=%lld K=%lld lda=%lld ldd=%lld group=%lld bias=%d alpha=%.3f",
+           w4a16_dtype_name(p->dtype), w4a16_quant_mode_name(p->mode), (long long)m, (long long)n, (long long)k,
+           (long long)lda, (long long)ldd, (long long)g, p->has_bias, c->alpha);
+  /* every kernel's verdict on the case, against the one its descriptor implies; is any kernel
+     interested? (skip the reference otherwise) */
   int wanted = 0;
-  for (size_t i = 0; i < g_count; ++i)
-    if (g_results[i].runnable && w4a16_can_implement(g_results[i].kernel, p) == W4A16_STATUS_OK) wanted = 1;
+  for (size_t i = 0; i < g_count; ++i) {
+    kernel_result *kr = &g_results[i];
+    const w4a16_status st = w4a16_can_implement(kr->kernel, p), want = expected_status(kr->kernel, p);
+    if (st != want)
+      note_failure(kr, "%s: can_implement gave %s, the descriptor implies %s (%s)", desc, w4a16_status_name(st),
+                   w4a16_status_name(want), w4a16_last_error_message());
+    if (kr->runnable && st == W4A16_STATUS_OK) wanted = 1;
+  }
   if (!wanted) return;
 
   uint16_t *a = malloc(sizeof(uint16_t) * (size_t)(m * lda));
@@ -77,7 +133,7 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
   for (int64_t i = 0; i < m * lda; ++i) a[i] = test_to_dtype((float)test_rng_uniform(r, -1, 1), p->dtype);
   for (int64_t i = 0; i < n * k; ++i) codes[i] = (uint8_t)(test_rng_next(r) & 15u);
   for (int64_t i = 0; i < groups * n; ++i) {
-    s[i] = test_to_dtype((float)test_rng_uniform(r, 0.004, 0.03), p->dtype);
+    s[i] = test_to_dtype(test_scale(r), p->dtype);
     z[i] = test_to_dtype((float)test_rng_uniform(r, -0.12, 0.02), p->dtype);
   }
   for (int64_t i = 0; i < n; ++i) bias[i] = test_to_dtype((float)test_rng_uniform(r, -0.5, 0.5), p->dtype);
@@ -101,6 +157,7 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
                           .zeros = p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? dz : NULL,
                           .bias = p->has_bias ? db : NULL, .d = dd, .alpha = c->alpha};
   const double tol = p->dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+  const double elem_tol = ELEM_TOL * (p->dtype == W4A16_DTYPE_F16 ? 1.0 / 2048 : 1.0 / 256);
   for (size_t i = 0; i < g_count; ++i) {
     kernel_result *kr = &g_results[i];
     if (!kr->runnable || w4a16_can_implement(kr->kernel, p) != W4A16_STATUS_OK) continue;
@@ -112,22 +169,27 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
       *ws_bytes = need;
     }
     CUDA_OK(cudaMemset(dd, 0xFF, sizeof(uint16_t) * d_elems));
+    /* garbage in the workspace (its contents before a call must not matter) */
+    if (*ws) CUDA_OK(cudaMemset(*ws, (int)(0x5A ^ (kr->cases * 0x3B)) & 0xFF, *ws_bytes));
     if (need > 0) { /* too small a workspace: refused, nothing written */
       w4a16_status st = w4a16_gemm(&args, kr->kernel, *ws, need - 1, NULL);
       assert_int_equal(st, W4A16_STATUS_WORKSPACE_TOO_SMALL);
+      CUDA_OK(cudaDeviceSynchronize());
+      CUDA_OK(cudaMemcpy(d, dd, sizeof(uint16_t) * d_elems, cudaMemcpyDeviceToHost));
+      for (size_t j = 0; j < d_elems; ++j)
+        if (d[j] != kPoison) {
+          note_failure(kr, "%s: a refused call (workspace too small) wrote D[%zu]", desc, j);
+          break;
+        }
     }
     w4a16_status st = w4a16_gemm(&args, kr->kernel, *ws, *ws_bytes, NULL);
-    char desc[200];
-    snprintf(desc, sizeof desc, "M=%lld N=%lld K=%lld lda=%lld ldd=%lld group=%lld bias=%d alpha=%.3f",
-             (long long)m, (long long)n, (long long)k, (long long)lda, (long long)ldd, (long long)g, p->has_bias,
-             c->alpha);
     kr->cases++;
     if (st != W4A16_STATUS_OK) {
-      if (!kr->failures++)
-        snprintf(kr->first_failure, sizeof kr->first_failure, "%s: %s: %s", desc, w4a16_status_name(st),
-                 w4a16_last_error_message());
+      note_failure(kr, "%s: %s: %s", desc, w4a16_status_name(st), w4a16_last_error_message());
       continue;
     }
+    kr->ran[group_slot(p)]++;
+    if (kr->kernel->family == W4A16_FAMILY_GEMV && m <= 16) g_gemv_ran[p->dtype][p->mode][group_slot(p)][m - 1]++;
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
       fprintf(stderr, "FATAL: kernel %s failed on %s: %s\n", kr->kernel->name, desc, cudaGetErrorString(e));
@@ -140,13 +202,12 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
       for (int64_t col = n; col < ldd; ++col) outside |= d[row * ldd + col] != kPoison;
     }
     for (size_t j = (size_t)(m * ldd); j < d_elems; ++j) outside |= d[j] != kPoison;
-    const double err = test_rel_error(got, ref, (size_t)(m * n));
+    const double err = test_rel_error(got, ref, (size_t)(m * n)), elem = test_elem_error(got, ref, (size_t)(m * n));
     if (err > kr->worst || err != err) kr->worst = err;
-    if (!(err < tol) || outside) {
-      if (!kr->failures++)
-        snprintf(kr->first_failure, sizeof kr->first_failure, "%s: rel error %.3g (tol %.1g)%s", desc, err, tol,
-                 outside ? ", wrote outside D" : "");
-    }
+    if (elem > kr->worst_elem || elem != elem) kr->worst_elem = elem;
+    if (!(err < tol) || !(elem < elem_tol) || outside)
+      note_failure(kr, "%s: rel error %.3g (tol %.1g), elementwise %.3g (tol %.2g)%s", desc, err, tol, elem, elem_tol,
+                   outside ? ", wrote outside D" : "");
   }
   cudaFree(da); cudaFree(dw); cudaFree(ds); cudaFree(dz); cudaFree(db); cudaFree(dd);
   free(a); free(codes); free(s); free(z); free(bias); free(packed); free(d); free(ref); free(got);
@@ -169,11 +230,13 @@ static int group_setup(void **state) {
     kernel_result *kr = &g_results[g_count++];
     kr->kernel = k;
     kr->runnable = cc >= k->sm_min && cc <= k->sm_max;
+    if (kr->runnable && k->family == W4A16_FAMILY_GEMV) g_gemv_built[k->dtype][k->mode]++;
   }
   test_rng r = test_rng_fresh("gpu_kernels");
   void *ws = NULL;
   size_t ws_bytes = 0;
-  const int all_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 127, 1000}, quick_ms[] = {3, 17};
+  const int all_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 64, 127, 256, 1000},
+            quick_ms[] = {3, 17};
   const int all_groups[] = {32, 64, 128, 256}, quick_groups[] = {128};
   /* W4A16_TEST_QUICK: a few cases per kernel (for compute-sanitizer runs) */
   const int quick = getenv("W4A16_TEST_QUICK") != NULL;
@@ -213,10 +276,27 @@ static void test_kernel(void **state) {
     fprintf(stderr, "%s: built for %s, not this device\n", kr->kernel->name, kr->kernel->arch);
     skip();
   }
-  fprintf(stderr, "%-56s cases %3d  worst rel error %.3g\n", kr->kernel->name, kr->cases, kr->worst);
+  fprintf(stderr, "%-56s cases %3d  worst rel error %.3g, elementwise %.3g\n", kr->kernel->name, kr->cases,
+          kr->worst, kr->worst_elem);
   if (kr->cases == 0) {
     fprintf(stderr, "%s: no test case exercised this kernel\n", kr->kernel->name);
     fail();
+  }
+  /* every group size of its mode that the kernel claims ran (W4A16_TEST_QUICK: group 128 only); an
+     sm90 kernel claims 64 and up (issue 3: 64, 128, 256 on every instantiation, 32 where the tile
+     allows) */
+  const w4a16_kernel_desc *kd = kr->kernel;
+  if (kd->family == W4A16_FAMILY_SM90 && kd->min_group > 64) {
+    fprintf(stderr, "%s: smallest group %d: the sm90 family must run groups of 64\n", kd->name, kd->min_group);
+    fail();
+  }
+  const int quick = getenv("W4A16_TEST_QUICK") != NULL;
+  for (int sl = 0; sl < N_GROUP_SLOTS; ++sl) {
+    const int is_pc = sl == 4, claims = kd->mode == W4A16_PER_COLUMN_SCALE_ONLY ? is_pc : !is_pc && kSlotGroup[sl] >= kd->min_group;
+    if (claims && !kr->ran[sl] && (!quick || is_pc || kSlotGroup[sl] == 128)) {
+      fprintf(stderr, "%s: no case of group %s ran\n", kd->name, is_pc ? "per-column" : (const char[4][4]){"32", "64", "128", "256"}[sl]);
+      fail();
+    }
   }
   if (kr->failures) {
     fprintf(stderr, "%s: %d of %d cases failed; first: %s\n", kr->kernel->name, kr->failures, kr->cases,
@@ -225,27 +305,46 @@ static void test_kernel(void **state) {
   }
 }
 
-static void test_no_gpu(void **state) {
+/* The GEMV family as a whole (issue 4): for every dtype x mode it is built for, every group size
+   of the mode ran at every M = 1..16 on some GEMV kernel (an instantiation may refuse the small
+   groups: its smallest group, checked against can_implement above) */
+static void test_gemv_coverage(void **state) {
   (void)state;
-  if (!g_have_gpu) skip();
+  if (getenv("W4A16_TEST_FILTER") || getenv("W4A16_TEST_QUICK")) skip(); /* a subset of kernels or cases */
+  int checked = 0;
+  for (int dt = 0; dt < 2; ++dt)
+    for (int mode = 0; mode < 3; ++mode) {
+      if (!g_gemv_built[dt][mode]) continue;
+      for (int sl = 0; sl < N_GROUP_SLOTS; ++sl) {
+        if ((mode == W4A16_PER_COLUMN_SCALE_ONLY) != (sl == 4)) continue;
+        for (int m = 1; m <= 16; ++m) {
+          ++checked;
+          if (!g_gemv_ran[dt][mode][sl][m - 1])
+            fail_msg("no GEMV kernel ran %s %s group %d at M = %d", w4a16_dtype_name((w4a16_dtype)dt),
+                     w4a16_quant_mode_name((w4a16_quant_mode)mode), kSlotGroup[sl], m);
+        }
+      }
+    }
+  if (!checked) skip();
 }
 
 int main(void) {
   group_setup(NULL);
   if (!g_have_gpu) {
-    const struct CMUnitTest none[] = {cmocka_unit_test(test_no_gpu)};
     fprintf(stderr, "no CUDA device: GPU kernel tests skipped\n");
-    return cmocka_run_group_tests_name("gpu_kernels", none, NULL, NULL);
-  }
-  struct CMUnitTest *tests = calloc(g_count ? g_count : 1, sizeof *tests);
-  for (size_t i = 0; i < g_count; ++i) {
-    tests[i].name = g_results[i].kernel->name;
-    tests[i].test_func = test_kernel;
-    tests[i].initial_state = &g_results[i];
+    return 77; /* ctest: SKIP_RETURN_CODE */
   }
   if (!g_count) {
     fprintf(stderr, "no kernel matches W4A16_TEST_FILTER\n");
     return 1;
   }
-  return _cmocka_run_group_tests("gpu_kernels", tests, g_count, NULL, NULL);
+  struct CMUnitTest *tests = calloc(g_count + 1, sizeof *tests);
+  for (size_t i = 0; i < g_count; ++i) {
+    tests[i].name = g_results[i].kernel->name;
+    tests[i].test_func = test_kernel;
+    tests[i].initial_state = &g_results[i];
+  }
+  tests[g_count].name = "gemv_family_coverage";
+  tests[g_count].test_func = test_gemv_coverage;
+  return _cmocka_run_group_tests("gpu_kernels", tests, g_count + 1, NULL, NULL);
 }

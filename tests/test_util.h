@@ -54,6 +54,27 @@ static inline double test_rel_error(const double *x, const double *ref, size_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* The largest elementwise error max |x - ref| / (|ref| + rms(ref)), or +inf if any x is NaN: a few
+   grossly wrong elements (a misplaced row or column) hardly move the norm-wise error above but are
+   of the order of 1 here, where rounding stays at a few units of the dtype's precision */
+static inline double test_elem_error(const double *x, const double *ref, size_t n) {
+  double ss = 0, worst = 0;
+  for (size_t i = 0; i < n; ++i) ss += ref[i] * ref[i];
+  const double rms = n ? sqrt(ss / (double)n) : 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (x[i] != x[i]) return INFINITY;
+    const double den = fabs(ref[i]) + rms, e = den > 0 ? fabs(x[i] - ref[i]) / den : fabs(x[i] - ref[i]);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* A random group scale of either sign, |s| in [0.004, 0.03) */
+static inline float test_scale(test_rng *r) {
+  const float s = (float)test_rng_uniform(r, 0.004, 0.03);
+  return (test_rng_next(r) >> 63) ? -s : s;
+}
+
 static inline w4a16_problem test_problem(int64_t m, int64_t n, int64_t k, int group, w4a16_quant_mode mode,
                                          w4a16_dtype dtype) {
   w4a16_problem p;
