@@ -23,6 +23,8 @@
  *                         start before the one before ends, w4a16.h "Ordering")
  *   unsplit GEMV          the GEMV kernels that may split K, on a wave of row blocks where the
  *                         runtime does not: its direct store, against the reference
+ *   selected workspace    kernel NULL: w4a16_workspace_size sizes the selected kernel's workspace,
+ *                         and w4a16_gemm runs correctly with it and with none
  * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Exits 77 (ctest: skipped) without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +36,7 @@
 #include <fnmatch.h>
 
 #include "internal.h" /* w4a16_choose_stream_k */
+#include "w4a16/select.h"
 #include "test_util.h"
 
 #define CUDA_OK(x)                                                                                  \
@@ -512,13 +515,16 @@ static void test_k_pair(void **state) {
   if (coop && !paired) fail_msg("no cooperative 1x1x1 kernel ran the K pair");
 }
 
-/* Launch order: for every selected kernel (all families), GEMM 1 (M x 1024 x 1024) and GEMM 2 (M x 512
-   x 1024) whose A is GEMM 1's D, sharing one workspace, back to back on one stream, must give GEMM 2
-   the same bits as when the host waits between them. The kernels may start while the kernel before
-   them on the stream runs (programmatic dependent launch: w4a16.h "Ordering"); one that read A, or
-   touched the workspace, before waiting for it would read GEMM 1's D before it is written: the
-   buffer holds other finite garbage before each run. M: the GEMV kernels' tile_m, else tile_m - 3
-   (a part-full token tile). */
+/* Launch order: for every selected kernel (all families), GEMM 1 (M x 1024 x 32768: long, so that
+   the next launch's CTAs start while it runs) and GEMM 2 (M x 512 x 1024) whose A is GEMM 1's D,
+   sharing one workspace, back to back on one stream, must give GEMM 2 the same bits as when the host
+   waits between them. The kernels may start while the kernel before them on the stream runs
+   (programmatic dependent launch: w4a16.h "Ordering"); one that read A, or touched the workspace,
+   before waiting for it would read GEMM 1's D before it is written: the buffer holds other finite
+   garbage before each run (a build whose producer issued the first stages' activation copies before
+   griddepcontrol.wait failed here: docs/PERFORMANCE.md, twenty-first session). M: the GEMV kernels'
+   tile_m, else tile_m - 3 (a part-full token tile). The data of a dtype x mode is made once. */
+enum { LO_ROWS = 256, LO_N1 = 1024, LO_K1 = 32768, LO_N2 = 512 };
 static void test_launch_order(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -527,30 +533,42 @@ static void test_launch_order(void **state) {
   int tested = 0;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  gemv_data g1[2][3], g2[2][3];
+  int made[2][3] = {{0}};
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 2)) continue;
     const int m = k->family == W4A16_FAMILY_GEMV || k->tile_m <= 8 ? k->tile_m : k->tile_m - 3;
     const int g = k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128;
-    w4a16_problem p1 = test_problem(m, 1024, 1024, g, k->mode, k->dtype), p2 = test_problem(m, 512, 1024, g, k->mode, k->dtype);
+    w4a16_problem p1 = test_problem(m, LO_N1, LO_K1, g, k->mode, k->dtype);
+    w4a16_problem p2 = test_problem(m, LO_N2, LO_N1, g, k->mode, k->dtype);
     p2.has_bias = 1;
-    if (w4a16_can_implement(k, &p1) != W4A16_STATUS_OK || w4a16_can_implement(k, &p2) != W4A16_STATUS_OK) continue;
+    if (m > LO_ROWS || w4a16_can_implement(k, &p1) != W4A16_STATUS_OK || w4a16_can_implement(k, &p2) != W4A16_STATUS_OK)
+      continue;
+    gemv_data *d1 = &g1[k->dtype][k->mode], *d2 = &g2[k->dtype][k->mode];
+    if (!made[k->dtype][k->mode]) { /* LO_ROWS rows; a kernel's problem uses the first m */
+      w4a16_problem q1 = p1, q2 = p2;
+      q1.m = q2.m = LO_ROWS;
+      data_create(d1, &r, &q1);
+      data_create(d2, &r, &q2);
+      made[k->dtype][k->mode] = 1;
+    }
     size_t ws1 = 0, ws2 = 0;
     assert_int_equal(w4a16_workspace_size(k, &p1, sms, &ws1), W4A16_STATUS_OK);
     assert_int_equal(w4a16_workspace_size(k, &p2, sms, &ws2), W4A16_STATUS_OK);
-    const size_t ws_bytes = ws1 > ws2 ? ws1 : ws2;
-    gemv_data g1, g2;
-    data_create(&g1, &r, &p1);
-    data_create(&g2, &r, &p2);
+    const size_t ws_bytes = ws1 > ws2 ? ws1 : ws2, b1 = sizeof(uint16_t) * (size_t)(m * LO_N1),
+                 b2 = sizeof(uint16_t) * (size_t)(m * LO_N2);
     void *ws = NULL;
     if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
-    w4a16_gemm_args a1 = data_args(&g1, 0.5f), a2 = data_args(&g2, 0.75f);
-    a2.a = g1.dd; /* A of GEMM 2 = D of GEMM 1 (lda = 1024) */
-    uint16_t *want = malloc(g2.d_bytes), *got = malloc(g2.d_bytes), *d1a = malloc(g1.d_bytes), *d1b = malloc(g1.d_bytes);
+    w4a16_gemm_args a1 = data_args(d1, 0.5f), a2 = data_args(d2, 0.75f);
+    a1.problem = p1;
+    a2.problem = p2;
+    a2.a = d1->dd; /* A of GEMM 2 = D of GEMM 1 (lda = LO_N1) */
+    uint16_t *want = malloc(b2), *got = malloc(b2), *d1a = malloc(b1), *d1b = malloc(b1);
     for (int run = 0; run < 2; ++run) {
       /* finite garbage in D 1 (fp16 1.05 / bf16 0.0115, then 2.1 / 3.0), D 2 poisoned */
-      CUDA_OK(cudaMemset(g1.dd, run ? 0x40 : 0x3C, g1.d_bytes));
-      CUDA_OK(cudaMemset(g2.dd, 0xFF, g2.d_bytes));
+      CUDA_OK(cudaMemset(d1->dd, run ? 0x40 : 0x3C, b1));
+      CUDA_OK(cudaMemset(d2->dd, 0xFF, b2));
       if (ws) CUDA_OK(cudaMemset(ws, run ? 0xA5 : 0x00, ws_bytes));
       CUDA_OK(cudaDeviceSynchronize());
       w4a16_status st = w4a16_gemm(&a1, k, ws, ws_bytes, stream);
@@ -559,21 +577,25 @@ static void test_launch_order(void **state) {
       st = w4a16_gemm(&a2, k, ws, ws_bytes, stream);
       if (st != W4A16_STATUS_OK) fail_msg("%s: GEMM 2: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
       CUDA_OK(cudaStreamSynchronize(stream));
-      CUDA_OK(cudaMemcpy(run ? got : want, g2.dd, g2.d_bytes, cudaMemcpyDeviceToHost));
-      CUDA_OK(cudaMemcpy(run ? d1b : d1a, g1.dd, g1.d_bytes, cudaMemcpyDeviceToHost));
+      CUDA_OK(cudaMemcpy(run ? got : want, d2->dd, b2, cudaMemcpyDeviceToHost));
+      CUDA_OK(cudaMemcpy(run ? d1b : d1a, d1->dd, b1, cudaMemcpyDeviceToHost));
     }
-    if (memcmp(d1a, d1b, g1.d_bytes) != 0) fail_msg("%s: M=%d: GEMM 1's D differs between the runs", k->name, m);
-    for (size_t e = 0; e < g2.d_bytes / 2; ++e)
+    if (memcmp(d1a, d1b, b1) != 0) fail_msg("%s: M=%d: GEMM 1's D differs between the runs", k->name, m);
+    for (size_t e = 0; e < b2 / 2; ++e)
       if (want[e] == 0xFFFF) fail_msg("%s: M=%d: GEMM 2 left D[%zu] unwritten", k->name, m, e);
-    if (memcmp(want, got, g2.d_bytes) != 0)
+    if (memcmp(want, got, b2) != 0)
       fail_msg("%s: M=%d: GEMM 2 launched right behind GEMM 1 differs from GEMM 2 after it (read A or the workspace "
                "before GEMM 1 finished?)", k->name, m);
     free(want); free(got); free(d1a); free(d1b);
     if (ws) cudaFree(ws);
-    data_destroy(&g1);
-    data_destroy(&g2);
     ++tested;
   }
+  for (int dt = 0; dt < 2; ++dt)
+    for (int mode = 0; mode < 3; ++mode)
+      if (made[dt][mode]) {
+        data_destroy(&g1[dt][mode]);
+        data_destroy(&g2[dt][mode]);
+      }
   cudaStreamDestroy(stream);
   if (!tested) skip();
 }
@@ -606,6 +628,53 @@ static void test_gemv_unsplit(void **state) {
   if (!tested) skip();
 }
 
+/* Selection and the workspace (kernel NULL): w4a16_workspace_size(NULL, ...) sizes the kernel that
+   w4a16_gemm(NULL) selects (a stream-K or split-K one on these problems of few output tiles), and
+   w4a16_gemm(NULL) with a smaller workspace (none) still runs, unsplit, correctly */
+static void test_selected_workspace(void **state) {
+  (void)state;
+  if (!gpu_present() || getenv("W4A16_TEST_FILTER")) skip();
+  test_rng r = test_rng_fresh("selected_workspace");
+  const int ms[3] = {1, 32, 256};
+  int split = 0;
+  for (int dt = 0; dt < 2; ++dt)
+    for (int mi = 0; mi < 3; ++mi) {
+      w4a16_problem p = test_problem(ms[mi], 4096, 4096, 128, W4A16_FINEGRAINED_SCALE_ONLY, (w4a16_dtype)dt);
+      const w4a16_kernel_desc *sel = NULL;
+      if (w4a16_select(&p, &sel, NULL) != W4A16_STATUS_OK) continue; /* no kernel of that dtype built */
+      size_t need = 0, direct = 0;
+      assert_int_equal(w4a16_workspace_size(NULL, &p, 0, &need), W4A16_STATUS_OK);
+      assert_int_equal(w4a16_workspace_size(sel, &p, 0, &direct), W4A16_STATUS_OK);
+      if (need != direct) fail_msg("M=%d: workspace_size(NULL) %zu, of the selected %s %zu", ms[mi], need, sel->name, direct);
+      split += need > 0;
+      gemv_data g;
+      data_create(&g, &r, &p);
+      w4a16_gemm_args args = data_args(&g, 0.75f);
+      uint16_t *d = malloc(g.d_bytes);
+      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
+      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
+      void *ws = NULL;
+      if (need) CUDA_OK(cudaMalloc(&ws, need));
+      for (int with = 0; with < 2; ++with) { /* without a workspace, then with the one sized */
+        CUDA_OK(cudaMemset(g.dd, 0xFF, g.d_bytes));
+        if (ws) CUDA_OK(cudaMemset(ws, 0xA5, need));
+        w4a16_status st = w4a16_gemm(&args, NULL, with ? ws : NULL, with ? need : 0, NULL);
+        if (st != W4A16_STATUS_OK) fail_msg("M=%d: %s: %s", ms[mi], w4a16_status_name(st), w4a16_last_error_message());
+        CUDA_OK(cudaDeviceSynchronize());
+        CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
+        for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
+        const double err = test_rel_error(got, ref, (size_t)(p.m * p.n)), tol = dt == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+        if (!(err < tol)) fail_msg("M=%d, %s workspace: rel error %.3g", ms[mi], with ? "the sized" : "no", err);
+      }
+      if (ws) cudaFree(ws);
+      free(d);
+      free(ref);
+      free(got);
+      data_destroy(&g);
+    }
+  fprintf(stderr, "selected kernels needing a workspace: %d of 6 problems\n", split);
+}
+
 int main(void) {
   if (!gpu_present()) {
     fprintf(stderr, "no CUDA device: GPU tests skipped\n");
@@ -621,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_stream_k_many),
       cmocka_unit_test(test_launch_order),
       cmocka_unit_test(test_gemv_unsplit),
+      cmocka_unit_test(test_selected_workspace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
