@@ -249,6 +249,9 @@ W4A16_API w4a16_status w4a16_config_cache_store(w4a16_config_cache *cache,
 /**
  * The process-wide cache used by w4a16_gemm for the current device (opened on
  * first use, default path). NULL when it cannot be opened (no GPU, no path).
+ * One file holds one environment (w4a16_cache_env): devices of different models
+ * (or builds of this library with other kernels) sharing the default path replace
+ * each other's entries on their stores; give each its own W4A16_CACHE_PATH.
  */
 W4A16_API w4a16_config_cache *w4a16_config_cache_default(void);
 
