@@ -1,12 +1,13 @@
 """Per-CTA timeline of one sm90 launch from a trace.diff dump (lines: cta, then 16 values: entry,
 producer wait return, unit j mainloop start / end (j = 0..2), owner flag barrier, fixup end, consumers'
 end, flag warp's flags, smid, unit j info). Times in us from the earliest producer wait return W.
-Usage: trace.py dump.txt"""
+Usage: trace.py dump.txt[.xz]"""
+import lzma
 import statistics as st
 import sys
 
 rows = []
-for line in open(sys.argv[1]):
+for line in (lzma.open(sys.argv[1], 'rt') if sys.argv[1].endswith('.xz') else open(sys.argv[1])):
     v = [int(x) for x in line.split()]
     rows.append(v)
 W = min(r[2] for r in rows if r[2])
