@@ -195,8 +195,9 @@ typedef struct w4a16_config_cache w4a16_config_cache;
  * kernels names resolve against (NULL/0 = the registry). The file is read now
  * if it exists; a stale, truncated or corrupt file, or an entry naming an
  * unknown kernel, is skipped with a warning through the log callback.
- * Statuses: OK, NULL_POINTER, NO_DEVICE (env NULL and no GPU), IO_ERROR (no
- * path), OUT_OF_MEMORY.
+ * Statuses: OK, NULL_POINTER, NO_DEVICE (env NULL and no GPU), CUDA_ERROR (env
+ * NULL: a device query failed), IO_ERROR (no path), INVALID_VALUE (an empty path, or
+ * the default one too long), OUT_OF_MEMORY.
  */
 W4A16_API w4a16_status w4a16_config_cache_open(const char *path, const w4a16_cache_env *env,
                                                const w4a16_kernel_desc *table, size_t count,
