@@ -245,6 +245,7 @@ static int parse_bytes(const char *opt, const char *s, size_t *out) {
   else if (*end == 'M' || *end == 'm') mul = 1ull << 20, ++end;
   else if (*end == 'G' || *end == 'g') mul = 1ull << 30, ++end;
   if (*end) return bad_arg(opt, s, "expected a byte count (K/M/G suffix allowed)");
+  if (x == 0 || x > (unsigned long long)SIZE_MAX / mul) return bad_arg(opt, s, "expected a byte count > 0 that fits in 64 bits");
   *out = (size_t)(x * mul);
   return 0;
 }
@@ -338,6 +339,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         break;
       case OPT_GROUP:
         rc = parse_int("--group", a, 1, &o->group);
+        if (!rc && o->group != 32 && o->group != 64 && o->group != 128 && o->group != 256)
+          rc = bad_arg("--group", a, "expected 32, 64, 128 or 256");
         group_given = 1;
         break;
       case OPT_BIAS: o->bias = 1; break;
@@ -352,7 +355,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       case OPT_TOP: rc = parse_int("--top", a, 1, &o->top); break;
       case OPT_LIST: o->list_only = 1; break;
       case OPT_WARMUP: rc = parse_int("--warmup", a, 1, &o->warmup); break;
-      case OPT_ITER: rc = parse_int("--iterations", a, 1, &o->iterations); break;
+      case OPT_ITER:
+        rc = parse_int("--iterations", a, 1, &o->iterations);
+        if (!rc && o->iterations > 1000) rc = bad_arg("--iterations", a, "expected at most 1000 (the timed samples' cap)");
+        break;
       case OPT_ROTATE: rc = parse_bytes("--rotate-bytes", a, &o->rotate_bytes); break;
       case OPT_SEED: {
         char *end;
@@ -427,6 +433,17 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     o->pairs = calloc((size_t)o->npairs, sizeof *o->pairs);
     if (!o->pairs) return 1;
     for (int i = 0; i < o->npairs; ++i) o->pairs[i] = (nk_pair){DEFAULT_NK[i][0], DEFAULT_NK[i][1]};
+  }
+  /* the packed layout's constraints, and K a whole number of groups (w4a16.h, w4a16_problem) */
+  for (int i = 0; i < o->npairs; ++i) {
+    const long long n = o->pairs[i].n, k = o->pairs[i].k;
+    const int g = o->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : o->group;
+    if (n % 16 || k % 64 || (g && k % g) || k > W4A16_MAX_K) {
+      errmsg("problem N=%lld K=%lld: N must be a multiple of 16, K a multiple of 64%s%s and at most %d\n", n, k,
+             g ? " and of the group size " : "", g ? (g == 32 ? "32" : g == 64 ? "64" : g == 128 ? "128" : "256") : "",
+             W4A16_MAX_K);
+      return 2;
+    }
   }
   return -1;
 }

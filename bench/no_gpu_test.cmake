@@ -1,4 +1,5 @@
-# ctest: w4a16_bench without a GPU exits with status 2 and one line on stderr, nothing on stdout.
+# ctest: w4a16_bench without a GPU exits with status 2 and one line on stderr, nothing on stdout; bad
+# problems and options exit 2 naming the bad value.
 # Usage: cmake -DBENCH=/path/to/w4a16_bench -P no_gpu_test.cmake
 if(NOT BENCH)
   message(FATAL_ERROR "BENCH is not set")
@@ -35,3 +36,18 @@ endif()
 if(NOT gpu_present)
   check_no_gpu("as is (no GPU found by nvidia-smi)")
 endif()
+
+# bad problems and options: exit 2 with one line naming the bad value, before any GPU work
+function(check_bad label needle)
+  execute_process(COMMAND ${BENCH} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "2" OR NOT err MATCHES "${needle}")
+    message(FATAL_ERROR "${label}: exit status '${rc}' (expected 2), stderr '${err}' (expected '${needle}')")
+  endif()
+  message(STATUS "${label}: exit 2, stderr: ${err}")
+endfunction()
+check_bad("group 7" "--group" --group 7 --m 16 --nk 4096x4096)
+check_bad("N not a multiple of 16" "N=4100" --m 16 --nk 4100x4096)
+check_bad("K not a multiple of the group" "K=4160" --m 16 --nk 4096x4160)
+check_bad("iterations over the cap" "--iterations" --iterations 5000 --m 16 --nk 4096x4096)
+check_bad("rotate-bytes overflow" "--rotate-bytes" --rotate-bytes 17179869184G --m 16 --nk 4096x4096)
+check_bad("rotate-bytes 0" "--rotate-bytes" --rotate-bytes 0 --m 16 --nk 4096x4096)

@@ -11,17 +11,17 @@ import sys
 
 from . import filters
 from .families import FAMILIES
-from .model import ARCH_FROM_CMAKE
+from .model import archs_from_cmake
 
 
 def parse_archs(text):
     archs = set()
     for a in filters.split_patterns(text):
-        a = a.lower().replace("sm_", "").replace("sm", "")
-        if a not in ARCH_FROM_CMAKE:
-            raise SystemExit("generator: unknown architecture '%s' (known: %s)"
-                             % (a, ", ".join(sorted(ARCH_FROM_CMAKE))))
-        archs.update(ARCH_FROM_CMAKE[a])
+        targets = archs_from_cmake(a)
+        if targets is None:
+            raise SystemExit("generator: architecture '%s' is not one of compute capability 8.0 or later "
+                             "(e.g. 80, 86, 89, 90a, 100, 120; 'sm_' prefixes and '8.6' spellings accepted)" % a)
+        archs.update(targets)
     return archs
 
 
@@ -38,12 +38,23 @@ def select(archs, include, exclude):
     for fam, c, ok, _ in candidates():
         if ok and c.arch in archs:
             by_family.setdefault(fam, []).append(c)
+    # a pattern that names no valid kernel of these architectures is a mistake (a typo would
+    # otherwise build fewer kernels, or none, without a word)
+    valid = [c.name for configs in by_family.values() for c in configs]
+    for what, pats in (("--kernels", include), ("--exclude", exclude)):
+        bad = filters.unmatched(pats, valid)
+        if bad:
+            raise SystemExit("generator: %s pattern%s %s match%s no valid kernel for the architectures %s"
+                             % (what, "s" if len(bad) > 1 else "", ", ".join("'%s'" % b for b in bad),
+                                "" if len(bad) > 1 else "es", ";".join(sorted(a.value for a in archs))))
     chosen = []
     for fam, configs in by_family.items():
         chosen += filters.select(configs, include, exclude, fam.is_default)
     names = [c.name for c in chosen]
     if len(names) != len(set(names)):
         raise SystemExit("generator: duplicate kernel names")
+    if not chosen:
+        raise SystemExit("generator: the filters select no kernel")
     return sorted(chosen, key=lambda c: c.name)
 
 

@@ -1,7 +1,12 @@
 """Name filters: comma- or semicolon-separated patterns; '*' matches any run of
 characters, and the literal pieces between '*'s must occur in order. A pattern
-without '*' must match the whole name. 'all' (include) means every valid kernel;
-an empty include list means each family's default set."""
+without '*' must match the whole name. 'all' (include, alone or in a list) means every
+valid kernel; an empty include list means each family's default set."""
+
+
+def unmatched(patterns, names):
+    """The patterns (other than 'all') that match none of names."""
+    return [p for p in patterns if p != "all" and not any(match(p, n) for n in names)]
 import re
 
 
@@ -12,7 +17,9 @@ def split_patterns(text):
 
 
 def match(pattern, name):
-    regex = "^" + ".*".join(re.escape(piece) for piece in pattern.split("*")) + "$"
+    # runs of '*' are one '*' (else the regex's adjacent '.*'s backtrack exponentially)
+    pieces = re.sub(r"\*+", "*", pattern).split("*")
+    regex = "^" + ".*".join(re.escape(piece) for piece in pieces) + "$"
     return re.match(regex, name) is not None
 
 
@@ -22,7 +29,7 @@ def select(configs, include, exclude, is_default):
     for c in configs:
         if not include:
             keep = is_default(c)
-        elif include == ["all"]:
+        elif "all" in include:
             keep = True
         else:
             keep = any(match(p, c.name) for p in include)

@@ -23,6 +23,25 @@ ARCH_FROM_CMAKE = {"80": (Arch.SM80,), "86": (Arch.SM80,), "89": (Arch.SM80,),
                    "100": (Arch.SM80,), "120": (Arch.SM80,)}
 
 
+def archs_from_cmake(entry):
+    """The build targets of one W4A16_CUDA_ARCHS entry ('80', 'sm_80', '8.0', '90a', 'sm_90a',
+    '121', ...): any compute capability >= 8.0 builds the sm80-class families (also those not in
+    the table above: 8.7, 10.3, 11.0, 12.1); 90a (only) adds the sm90a family. None if the entry is
+    not an architecture of 8.0 or later."""
+    a = entry.strip().lower()
+    for prefix in ("compute_", "sm_", "sm"):
+        if a.startswith(prefix):
+            a = a[len(prefix):]
+            break
+    a = a.replace(".", "")
+    if a in ARCH_FROM_CMAKE:
+        return ARCH_FROM_CMAKE[a]
+    num = a[:-1] if a.endswith("a") else a
+    if num.isdigit() and int(num) >= 80 and not (num == "90" and a.endswith("a")):
+        return (Arch.SM80,)
+    return None
+
+
 class Family(enum.Enum):
     SM80 = "sm80"
     SM90 = "sm90"

@@ -115,7 +115,13 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
   double want = ceil(o.replay_target_us / est_us);
   int launches = want > (double)o.max_launches ? o.max_launches : (int)want;
   if (launches < 2) launches = 2;
-  if (launches < copies) launches = copies; /* every copy once per replay: rotation holds across replays */
+  /* a whole number of rounds over the copies, so that the rotation holds across replays too (with
+     launches % copies = r > 0 a replay's first r launches would reread the copies its previous
+     replay's last r launches read, from L2 where a copy fits); rounded down where rounding up
+     would pass max_launches and a round remains */
+  const int rounds_up = (launches + copies - 1) / copies, rounds_down = launches / copies;
+  launches = rounds_up * copies;
+  if (launches > o.max_launches && rounds_down >= 1) launches = rounds_down * copies;
   res->launches = launches;
   if ((e = cudaStreamBeginCapture(
            stream, o.relaxed_capture ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {

@@ -9,7 +9,8 @@
  *   - one checked launch (its status and message are reported, nothing more is
  *     done with a candidate that fails), then warm-up launches;
  *   - L launches over the rotating copies captured in one CUDA graph, L chosen
- *     so that a replay lasts about 1 ms and cycles every copy at least once;
+ *     so that a replay lasts about 1 ms, a whole number of rounds over the copies
+ *     (each copy equally often, and never reread from L2 across replays);
  *   - S back-to-back replays, each between two cudaEvents; per-launch time of a
  *     sample = its elapsed time / L; the median of the S samples is reported.
  *
@@ -39,7 +40,7 @@ typedef struct w4a16_timing_options {
   int warmup;               /* launches after the checked one (0 = 5) */
   int samples;              /* timed graph replays (0 = 10, at most 1000) */
   double replay_target_us;  /* wanted duration of one replay (0 = 1000 us) */
-  int max_launches;         /* cap on launches per graph (0 = 1000; never below copies) */
+  int max_launches;         /* cap on launches per graph (0 = 1000; a multiple of copies, at least one round) */
   int relaxed_capture;      /* capture in cudaStreamCaptureModeRelaxed (else ThreadLocal, which
                                also proves the launch makes no unsafe call such as cudaMalloc) */
 } w4a16_timing_options;

@@ -119,6 +119,10 @@ static void test_list(void **state) {
   assert_non_null(strstr(r->out, "usage: w4a16 list"));
   expect_usage(run("list", "--bogus", NULL), "--bogus", NULL);
   expect_usage(run("list", "a*", "second", NULL), "second", NULL);
+  /* a run of '*'s (a recursive matcher backtracked exponentially: 10 stars ran past a minute) */
+  r = run("list", "****************************************Q", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "0 of "));
 }
 
 static void test_tune_errors(void **state) {
@@ -199,6 +203,22 @@ static void test_replay(void **state) {
   assert_int_equal(write(fd, "garbage\tline\n", 13), 13);
   close(fd);
   expect_usage(run("tune", "--replay", path, NULL), path, NULL);
+  /* a row whose time is not a positive number, or whose problem no kernel can have: status 2 naming
+     the line */
+  const char *bad_rows[2] = {
+      "16\t4096\t4096\t128\tfgs\tbf16\tw4a16_a\tsm80\t128\t16\t128\t1x1x1\tmultistage\t3\tW4A16_STATUS_OK\t"
+      "nan\t1\t1\t1\tsm80\t1\t1\t1\n",
+      "16\t4100\t4096\t128\tfgs\tbf16\tw4a16_a\tsm80\t128\t16\t128\t1x1x1\tmultistage\t3\tW4A16_STATUS_OK\t"
+      "12.5\t1\t1\t1\tsm80\t1\t1\t1\n"};
+  for (int i = 0; i < 2; ++i) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    const char *head = "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tlibrary=0.1.0\n";
+    assert_int_equal(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+    assert_int_equal(write(fd, bad_rows[i], strlen(bad_rows[i])), (ssize_t)strlen(bad_rows[i]));
+    close(fd);
+    expect_usage(run("tune", "--replay", path, NULL), "line 2", NULL);
+  }
   unlink(path);
   r = run("tune", "--replay", "/nonexistent/w4a16_dump.tsv", NULL);
   assert_int_equal(r->status, 1);

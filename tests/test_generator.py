@@ -23,6 +23,13 @@ class FilterTest(unittest.TestCase):
         self.assertFalse(filters.match("w4a16_sm80", "w4a16_sm80_bf16"))  # no '*': whole name
         self.assertTrue(filters.match("a*b*c", "aXXbYYc"))
 
+    def test_star_runs_are_linear(self):
+        # runs of '*' collapse: a regex of adjacent '.*'s backtracked exponentially (a configure hung)
+        start = time.time()
+        self.assertFalse(filters.match("*" * 40 + "Q", "w4a16_sm90_bf16_u4_fgs_128x16x256_1x1x1_cooperative"))
+        self.assertTrue(filters.match("w4a16_**sm90***", "w4a16_sm90_x"))
+        self.assertLess(time.time() - start, 5.0)
+
     def test_split(self):
         self.assertEqual(filters.split_patterns(" a, b;c ;; "), ["a", "b", "c"])
         self.assertEqual(filters.split_patterns(""), [])
@@ -59,8 +66,23 @@ class GeneratorTest(unittest.TestCase):
             self.assertEqual(c.arch, Arch.SM80)
         self.assertEqual(cli.parse_archs("90a"), {Arch.SM80, Arch.SM90A})
         self.assertEqual(cli.parse_archs("80;sm_86"), {Arch.SM80})
+        # CMake's spellings and capabilities outside the table (any >= 8.0 builds the sm80 family)
+        self.assertEqual(cli.parse_archs("SM_90A"), {Arch.SM80, Arch.SM90A})
+        self.assertEqual(cli.parse_archs("8.7,121,compute_103"), {Arch.SM80})
+        for bad in ("75", "7.5", "foo", "sm_", "100b"):
+            with self.assertRaises(SystemExit):
+                cli.parse_archs(bad)
+
+    def test_unmatched_patterns_fail(self):
+        # a typo must not build fewer kernels (or none) silently
         with self.assertRaises(SystemExit):
-            cli.parse_archs("75")
+            self.configs(["w4a16_sm90_bf16_u4_fgs_128x16x256_1x1x1_coop"])  # cut short
+        with self.assertRaises(SystemExit):
+            self.configs(["*_bf16_*", "*_nonexistent_*"])
+        with self.assertRaises(SystemExit):
+            self.configs([], ["*_typo_*"])
+        # 'all' inside a list still means every kernel
+        self.assertEqual(len(self.configs(["all", "*_bf16_*"])), len(self.configs(["all"])))
 
     def test_validity_rejects_with_reason(self):
         for fam in FAMILIES:

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -47,18 +48,6 @@ static int usage_error(const char *cmd, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
-/* '*' matches any run; the pieces between must occur in order; the whole name must match */
-static int wildcard(const char *pat, size_t plen, const char *s) {
-  if (plen == 0) return *s == '\0';
-  if (*pat == '*') {
-    for (const char *t = s;; ++t) {
-      if (wildcard(pat + 1, plen - 1, t)) return 1;
-      if (!*t) return 0;
-    }
-  }
-  return *s && *s == *pat && wildcard(pat + 1, plen - 1, s + 1);
-}
-
 /* comma-separated patterns; a pattern without '*' matches as a substring */
 static int name_matches(const char *filter, const char *name) {
   if (!filter || !*filter) return 1;
@@ -67,15 +56,13 @@ static int name_matches(const char *filter, const char *name) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     if (len > 0) {
-      if (memchr(p, '*', len)) {
-        if (wildcard(p, len, name)) return 1;
-      } else {
-        char buf[256];
-        if (len < sizeof buf) {
-          memcpy(buf, p, len);
-          buf[len] = '\0';
-          if (strstr(name, buf)) return 1;
-        }
+      char buf[256];
+      if (len < sizeof buf) {
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        /* '*' matches any run, the whole name (fnmatch: linear in practice, where a recursive
+           matcher backtracked exponentially on runs of '*') */
+        if (memchr(p, '*', len) ? fnmatch(buf, name, 0) == 0 : strstr(name, buf) != NULL) return 1;
       }
     }
     if (!e) break;
@@ -720,7 +707,20 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
       rp->p.mode = mode;
       rp->p.dtype = dt;
     }
+    if (w4a16_check_problem(&rp->p) != W4A16_STATUS_OK) {
+      fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s\n", opt, path, lineno, w4a16_last_error_message());
+      rc = 2;
+      break;
+    }
     if (strcmp(fl[14], "W4A16_STATUS_OK") != 0) continue;
+    char *end;
+    const double us = strtod(fl[15], &end);
+    if (end == fl[15] || *end || !isfinite(us) || !(us > 0) || us > 3.4e38) {
+      fprintf(stderr, "w4a16 tune: %s '%s' line %d: time '%s' is not a number of microseconds > 0\n", opt, path,
+              lineno, fl[15]);
+      rc = 2;
+      break;
+    }
     if (rp->n == rp->cap) {
       rp->cap = rp->cap ? 2 * rp->cap : 64;
       replay_row *q = realloc(rp->rows, (size_t)rp->cap * sizeof *q);
@@ -731,7 +731,7 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
       rp->rows = q;
     }
     snprintf(rp->rows[rp->n].kernel, sizeof rp->rows[rp->n].kernel, "%s", fl[6]);
-    rp->rows[rp->n++].us = (float)atof(fl[15]);
+    rp->rows[rp->n++].us = (float)us;
   }
   free(line);
   fclose(f);
