@@ -36,6 +36,11 @@ FAMILY = Family.GEMV
 ARCH = Arch.SM80  # every listed arch >= 80 (+ PTX): mma.sync, ldmatrix, cp.async are sm80 features
 TEMPLATE = "gemv_kernel.cu.j2"
 
+# consumer threads a CTA (the descriptor's `threads`). The TMA kernels add a producer warp (288 launched)
+# and ask for at least half an SM of shared memory where they do not run the next launch's CTA beside
+# two of theirs (gemv_tma.cuh); the descriptors keep the consumer count and the layout's bytes, which
+# the heuristic's fallback model and its tie-break (fewer threads first) were fitted on (H100,
+# thirteenth-twentieth sessions); changing them needs the heuristic re-checked on a GPU.
 THREADS = 256
 WARPS = THREADS // 32
 # tile_m -> rows per CTA: larger M wants more rows per CTA (the activations are re-read by
