@@ -66,6 +66,7 @@
 #include <atomic>
 #include <type_traits>
 
+#include "common/cp_async.cuh"
 #include "common/dequant.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
@@ -130,19 +131,6 @@ static __device__ __forceinline__ void w4a16_gemv_ldg_stream_early(uint32_t (&v)
                : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                : "l"(ptr), "l"(pol)
                : "memory");
-}
-
-static __device__ __forceinline__ void w4a16_gemv_cp_async16(uint32_t smem, const void *gmem) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
-}
-
-static __device__ __forceinline__ void w4a16_gemv_cp_async_commit(void) {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-template <int N>
-static __device__ __forceinline__ void w4a16_gemv_cp_async_wait(void) {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 static __device__ __forceinline__ void w4a16_gemv_ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
@@ -481,11 +469,11 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 #define W4A16_GEMV_LOAD_A(SLOT)                                                                    \
   do {                                                                                             \
     _Pragma("unroll") for (int i = 0; i < ACP; ++i) if (i < a_cnt)                                 \
-        w4a16_gemv_cp_async16(a_dst + (SLOT) * STAGE_BYTES + i * (ARS * ROW_BYTES), a_ld + i * a_step); \
+        w4a16_cp_async16(a_dst + (SLOT) * STAGE_BYTES + i * (ARS * ROW_BYTES), a_ld + i * a_step); \
     if constexpr (!PC) {                                                                           \
       if (lane < NSC * SCV) {                                                                      \
         const size_t gq_ = (size_t)((k_a + sc_koff) >> gshift) * N;                                \
-        w4a16_gemv_cp_async16(sc_dst + (SLOT) * STAGE_BYTES, sc_src + gq_);                        \
+        w4a16_cp_async16(sc_dst + (SLOT) * STAGE_BYTES, sc_src + gq_);                        \
       }                                                                                            \
     }                                                                                              \
     a_ld += TILE_K;                                                                                \
@@ -506,7 +494,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 #pragma unroll
   for (int p = 0; p < STAGES - 1; ++p) {
     if (p < n_iter) W4A16_GEMV_LOAD_A(p);
-    w4a16_gemv_cp_async_commit();
+    w4a16_cp_async_commit();
   }
 
   float acc[RB][NB][4];
@@ -522,14 +510,14 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
     for (int p = 0; p < STAGES; ++p) {
       const int it = it0 + p;  // its A slot and its register stage are both p
       if (it < n_iter) {
-        w4a16_gemv_cp_async_wait<STAGES - 2>();
+        w4a16_cp_async_wait<STAGES - 2>();
         // slot p of this K slice is filled; every warp of the slice is done with slot p-1
         if constexpr (WN == 1)
           __syncwarp();
         else
           asm volatile("bar.sync %0, %1;" ::"r"(wk + 1), "n"(GT) : "memory");
         if (it + STAGES - 1 < n_iter) W4A16_GEMV_LOAD_A((p + STAGES - 1) % STAGES);
-        w4a16_gemv_cp_async_commit();
+        w4a16_cp_async_commit();
 
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -583,7 +571,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 
   // sum the WK K-slices of the CTA in the fixed order wk = 0, 1, ... (shared memory reused)
   if constexpr (WK > 1) {
-    w4a16_gemv_cp_async_wait<0>();
+    w4a16_cp_async_wait<0>();
     __syncthreads();
     float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_smem);
     if (wk > 0) {

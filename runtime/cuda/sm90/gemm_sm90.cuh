@@ -134,6 +134,7 @@
 #include <atomic>
 #include <type_traits>
 
+#include "common/cp_async.cuh"
 #include "common/dequant.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
@@ -1259,9 +1260,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
               const float4 *src = slot_of(q) + ltid;
               const uint32_t dst = base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u;
 #pragma unroll
-              for (int j = 0; j < C::R * (C::TM / 8); ++j) cp_async16(dst + (uint32_t)(j * nthr) * 16u, src + j * nthr);
+              for (int j = 0; j < C::R * (C::TM / 8); ++j) w4a16_cp_async16(dst + (uint32_t)(j * nthr) * 16u, src + j * nthr);
             }
-            cp_async_wait_all();
+            w4a16_cp_async_commit();
+            w4a16_cp_async_wait<0>();
             for (int q = cid + 1; q <= q_end; ++q)
               add_partial(base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)ltid * 16u);
           }

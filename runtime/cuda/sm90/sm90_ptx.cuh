@@ -111,15 +111,6 @@ static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *tma
       : "memory");
 }
 
-// 16-byte copy global -> shared by this thread (cp.async, cached in L2 only), in this thread's
-// current cp.async group; cp_async_wait_all: this thread's copies have landed (visible to it)
-static __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-}
-static __device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
-}
-
 // 1-D bulk copy global -> own shared memory; src, dst 16-byte aligned, bytes % 16 == 0.
 static __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
