@@ -437,10 +437,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   /* the packed layout's constraints, and K a whole number of groups (w4a16.h, w4a16_problem) */
   for (int i = 0; i < o->npairs; ++i) {
     const long long n = o->pairs[i].n, k = o->pairs[i].k;
-    const int g = o->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : o->group;
-    if (n % 16 || k % 64 || (g && k % g) || k > W4A16_MAX_K) {
-      errmsg("problem N=%lld K=%lld: N must be a multiple of 16, K a multiple of 64%s%s and at most %d\n", n, k,
-             g ? " and of the group size " : "", g ? (g == 32 ? "32" : g == 64 ? "64" : g == 128 ? "128" : "256") : "",
+    /* K: whole 64-k blocks and whole groups (the group sizes are powers of two) */
+    const int kq = o->mode != W4A16_PER_COLUMN_SCALE_ONLY && o->group > 64 ? o->group : 64;
+    if (n % 16 || k % kq || k > W4A16_MAX_K) {
+      errmsg("problem N=%lld K=%lld: N must be a multiple of 16, K a multiple of %d and at most %d\n", n, k, kq,
              W4A16_MAX_K);
       return 2;
     }

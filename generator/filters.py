@@ -3,10 +3,6 @@ characters, and the literal pieces between '*'s must occur in order. A pattern
 without '*' must match the whole name. 'all' (include, alone or in a list) means every
 valid kernel; an empty include list means each family's default set."""
 
-
-def unmatched(patterns, names):
-    """The patterns (other than 'all') that match none of names."""
-    return [p for p in patterns if p != "all" and not any(match(p, n) for n in names)]
 import re
 
 
@@ -38,3 +34,8 @@ def select(configs, include, exclude, is_default):
         if keep:
             out.append(c)
     return out
+
+
+def unmatched(patterns, names):
+    """The patterns (other than 'all') that match none of names."""
+    return [p for p in patterns if p != "all" and not any(match(p, n) for n in names)]

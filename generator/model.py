@@ -37,7 +37,7 @@ def archs_from_cmake(entry):
     if a in ARCH_FROM_CMAKE:
         return ARCH_FROM_CMAKE[a]
     num = a[:-1] if a.endswith("a") else a
-    if num.isdigit() and int(num) >= 80 and not (num == "90" and a.endswith("a")):
+    if num.isdigit() and int(num) >= 80:
         return (Arch.SM80,)
     return None
 

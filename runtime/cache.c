@@ -100,6 +100,17 @@ static cache_key key_of(const w4a16_problem *p) {
   return k;
 }
 
+/* the inverse of key_of: the key as a problem (m = the M bucket, group_size = the effective group) */
+static void problem_of(const cache_key *k, w4a16_problem *p) {
+  memset(p, 0, sizeof *p);
+  p->m = k->m_bucket;
+  p->n = k->n;
+  p->k = k->k;
+  p->group_size = (int)k->group;
+  p->mode = (w4a16_quant_mode)k->mode;
+  p->dtype = (w4a16_dtype)k->dtype;
+}
+
 static int key_cmp(const cache_key *a, const cache_key *b) {
 #define CMP_(f) \
   if (a->f != b->f) return a->f < b->f ? -1 : 1;
@@ -428,13 +439,7 @@ static int parse_entry(const w4a16_config_cache *c, const char *path, int lineno
   ok = ok && parse_mode(&f[5], &e->key.mode) && parse_dtype(&f[6], &e->key.dtype);
   if (ok) { /* a key no problem can have (N, K, group size) */
     w4a16_problem q;
-    memset(&q, 0, sizeof q);
-    q.m = e->key.m_bucket;
-    q.n = e->key.n;
-    q.k = e->key.k;
-    q.group_size = (int)e->key.group;
-    q.mode = (w4a16_quant_mode)e->key.mode;
-    q.dtype = (w4a16_dtype)e->key.dtype;
+    problem_of(&e->key, &q);
     ok = w4a16_check_problem(&q) == W4A16_STATUS_OK;
     w4a16_clear_error();
   }
@@ -998,13 +1003,7 @@ w4a16_status w4a16_config_cache_entry(w4a16_config_cache *c, size_t index, w4a16
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "index %zu is out of range (%zu entries)", index, n);
   }
   const cache_entry *e = &c->entries.v[index];
-  memset(key, 0, sizeof *key);
-  key->m = e->key.m_bucket;
-  key->n = e->key.n;
-  key->k = e->key.k;
-  key->group_size = (int)e->key.group;
-  key->mode = (w4a16_quant_mode)e->key.mode;
-  key->dtype = (w4a16_dtype)e->key.dtype;
+  problem_of(&e->key, key);
   int n = 0;
   for (; n < e->count && n < capacity; ++n) kernels[n] = e->kernels[n];
   pthread_mutex_unlock(&c->mu);
