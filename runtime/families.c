@@ -161,7 +161,7 @@ static int streamk_min_m(const w4a16_kernel_desc *kd, int *forced) {
   return kd->tile_k >= 256 ? 1 : W4A16_SM90_STREAMK_MIN_M;
 }
 
-_Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split;
+_Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split, w4a16_sm90_last_skew;
 
 int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
   int forced;

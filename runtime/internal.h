@@ -63,8 +63,9 @@ static inline size_t w4a16_dtype_bytes(w4a16_dtype d) { (void)d; return 2; }
 int w4a16_choose_split_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
 /* The schedule this thread's last sm90 launch ran (set by runtime/cuda/sm90/gemm_sm90.cuh's launch,
    read by the tests): stream-K (0 none, else 1 + data-parallel tiles a cluster), the K pair (0 / 1),
-   split-K slices */
-extern _Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split;
+   split-K slices, the stream-K parts' skew B (Params::sk_rem: the last B parts one iteration
+   shorter, B more at the front one longer; 0 none) */
+extern _Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split, w4a16_sm90_last_skew;
 /* Whether the runtime launches an sm90 kernel stream-K (1) or tile by tile (0): from M =
    w4a16_stream_k_min_m, where the output tiles leave their last wave part-empty and split-K does
    not apply (tile_k 256: split-K or not); W4A16_SM90_STREAMK =0 / 1 / 2 overrides (never / wherever

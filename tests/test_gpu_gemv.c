@@ -465,6 +465,40 @@ static void test_stream_k_many(void **state) {
   if (!tested) skip();
 }
 
+/* Stream-K parts that shrink with the CTA index (gemm_sm90.cuh sk_start: for the tiles of <= 16
+   tokens where the parts hold 8 or more iterations, the first parts one k-block longer and the last
+   B one shorter): for every selected sm90 kernel that takes stream-K on about 0.6 of a wave of tiles
+   of 24 k-blocks (about 14 a part), every tile's owner must add the right contributors' partials,
+   and the 16-token tiles must have run skewed parts (B > 0, unless W4A16_SM90_SKEW=0), the others
+   equal ones. */
+static void test_stream_k_skew(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("sm90_stream_k_skew");
+  const int sms = sm_count();
+  const char *env = getenv("W4A16_SM90_SKEW");
+  const int off = env && atoi(env) == 0;
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
+    const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+    const int rows = part_full_rows(k, cm, 1);
+    const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
+    w4a16_problem p = sm90_case(k, rows, (int64_t)((slots * 3 / 5 + m_cl - 1) / m_cl) * k->tile_n * cn);
+    p.k = (int64_t)24 * k->tile_k;
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    check_two_runs(k, &p, &r, "stream-K, skewed parts");
+    if (w4a16_sm90_last_streamk != 1) continue; /* data-parallel tiles first, or the launch fell back */
+    if ((w4a16_sm90_last_skew > 0) != (!off && k->tile_m <= 16))
+      fail_msg("%s: M=%lld N=%lld K=%lld: stream-K ran with %s parts", k->name, (long long)p.m, (long long)p.n,
+               (long long)p.k, w4a16_sm90_last_skew > 0 ? "skewed" : "equal");
+    ++tested;
+  }
+  if (!tested) skip();
+}
+
 /* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
    or split-K into two slices would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of
    a cluster split the tile's K and rank 1 hands its accumulators to rank 0 through shared memory, a
@@ -688,6 +722,7 @@ int main(void) {
       cmocka_unit_test(test_stream_k_waves),
       cmocka_unit_test(test_k_pair),
       cmocka_unit_test(test_stream_k_many),
+      cmocka_unit_test(test_stream_k_skew),
       cmocka_unit_test(test_launch_order),
       cmocka_unit_test(test_gemv_unsplit),
       cmocka_unit_test(test_selected_workspace),

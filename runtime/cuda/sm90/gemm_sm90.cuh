@@ -64,7 +64,8 @@
 // Stream-K (p->stream_k, runtime/families.c picks it where the output tiles leave the last wave
 // part-empty and split-K does not apply, or for tile_k 256 from M = 17 in place of split-K too):
 // the grid's G clusters share the I = tiles x k-blocks
-// iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1. A tile cut
+// iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1 (tiles of
+// <= 16 tokens with long parts: I / G - 1 .. I / G + 1, shrinking with the index; sk_start). A tile cut
 // between clusters is begun (k-block 0) by the last unit of one cluster and finished by the
 // first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
 // workspace (fragment order) and raise their CTA's flag (the launch's token, release); the
@@ -188,8 +189,9 @@
 #endif
 
 // The schedule of this thread's last sm90 launch (runtime/families.c; declared for the tests in
-// runtime/internal.h): Params::streamk, Params::kpair, the split-K slices
-extern "C" thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split;
+// runtime/internal.h): Params::streamk, Params::kpair, the split-K slices, stream-K's skew B
+extern "C" thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split,
+    w4a16_sm90_last_skew;
 
 namespace w4a16_sm90 {
 
@@ -367,8 +369,9 @@ struct Params {
   // != 0: stream-K (split_k is 1), with D = (streamk - 1) x G tiles data-parallel first: tiles
   // 0 .. D - 1 tile by tile (cluster c takes c, c + G, ...), then the I = (tiles - D) x k-blocks
   // iterations of the others (tile-major, I < 2^31) in G = gridDim / cluster parts, part c of
-  // sk_base + (c < sk_rem) iterations (sk_base = I / G, sk_rem = I % G); ws holds one partial tile
-  // per CTA and flags one 32-bit word per CTA (see "Stream-K" above)
+  // sk_base + 1 iterations for c < A, sk_base - 1 for c >= G - B, sk_base between, with sk_rem =
+  // A | B << 16 (sk_start; B = 0: the first I % G parts one longer, A = I % G); ws holds one
+  // partial tile per CTA and flags one 32-bit word per CTA (see "Stream-K" above)
   int streamk;
   int sk_base, sk_rem;
   // != 0: K split in two across the two CTAs of a cluster (Cfg::kPairOk, launched with cluster
@@ -504,6 +507,16 @@ struct Walk {
   int it, end;
 };
 
+// Stream-K: the first iteration of part c of g (Params::sk_base, sk_rem = A | B << 16): parts c < A
+// hold sk_base + 1 iterations, the last B parts sk_base - 1, the others sk_base. The launch makes the
+// parts shrink with the CTA index where they are long (B > 0, see launch): a launch's CTAs start in
+// index order as the previous grid's leave, so the first ones have their prefetched stages in
+// before the previous grid completes and the last ones do not.
+static __device__ __forceinline__ int sk_start(const Params &p, int c, int g) {
+  const int a = p.sk_rem & 0xffff, b = p.sk_rem >> 16;
+  return c * p.sk_base + (c < a ? c : a) - (c > g - b ? c - (g - b) : 0);
+}
+
 template <class C>
 static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   Walk w;
@@ -511,8 +524,9 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
     w.it = 0;
     w.end = 1;
   } else if (p.streamk) {
-    w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
-    w.end = w.it + p.sk_base + (cid < p.sk_rem ? 1 : 0);
+    const int g = (int)(gridDim.x / C::kCluster);
+    w.it = sk_start(p, cid, g);
+    w.end = sk_start(p, cid + 1, g);
     if (C::kSkDp && p.streamk > 1) w.it = 1 - p.streamk;
   } else {
     w.it = cid;
@@ -533,7 +547,7 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
     // began, before its last, which may begin one); then the part's first iteration, re-derived
     const int g = (int)(gridDim.x / C::kCluster), cid = (int)(blockIdx.x / C::kCluster);
     u = decode_unit<C>(cid + (p.streamk - 1 + w.it) * g, n_cl, m_cl, k, 1, cn, cm);
-    if (++w.it == 0) w.it = cid * p.sk_base + (cid < p.sk_rem ? cid : p.sk_rem);
+    if (++w.it == 0) w.it = sk_start(p, cid, g);
     return true;
   }
   if (p.kpair) {
@@ -557,10 +571,11 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
   u.kn = k - kb0 < w.end - w.it ? k - kb0 : w.end - w.it;
   u.contrib = kb0 > 0;
   if (kb0 == 0 && u.kn < k) {
-    // the cluster that runs the tile's last iteration i = (t + 1) k - 1: the first sk_rem parts
-    // hold sk_base + 1 iterations, the others sk_base
-    const int i = (t + 1) * k - 1, big = p.sk_rem * (p.sk_base + 1);
-    u.sk_last = i < big ? i / (p.sk_base + 1) : p.sk_rem + (i - big) / p.sk_base;
+    // the cluster that runs the tile's last iteration i = (t + 1) k - 1 (sk_start's three runs of
+    // parts: A of sk_base + 1 iterations, G - A - B of sk_base, B of sk_base - 1)
+    const int a = p.sk_rem & 0xffff, b = p.sk_rem >> 16, g = (int)(gridDim.x / C::kCluster);
+    const int i = (t + 1) * k - 1, big = a * (p.sk_base + 1), mid = big + (g - b - a) * p.sk_base;
+    u.sk_last = i < big ? i / (p.sk_base + 1) : i < mid ? a + (i - big) / p.sk_base : g - b + (i - mid) / (p.sk_base - 1);
   }
   w.it += u.kn;
   return true;
@@ -1515,6 +1530,12 @@ static inline bool a3d_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_A3D");
   return on;
 }
+// W4A16_SM90_SKEW=0: stream-K's parts equal (but for the remainder) instead of shrinking with the
+// CTA index (A/B switch)
+static inline bool skew_enabled() {
+  static const bool on = env_switch_on("W4A16_SM90_SKEW");
+  return on;
+}
 // W4A16_SM90_KPAIR=0: stream-K where the K-pair mode would run.
 static inline bool kpair_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_KPAIR");
@@ -1765,6 +1786,15 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       prm.streamk = 1 + (int)dp;
       prm.sk_base = (int)(iters / g);
       prm.sk_rem = (int)(iters % g);
+      // Parts that shrink with the CTA index (Params::sk_rem, sk_start) for the tiles of <= 16
+      // tokens: the first I % G + B one iteration longer, the last B one shorter, B = (G - I % G) /
+      // 2, where the parts hold at least 8 iterations. H100, twenty-second session
+      // (docs/PERFORMANCE.md): 128x16x256 on 10240x8192 (19-20 k-blocks a part) 0.983-0.986x at
+      // M = 1..16 with B = 12..40 of 40; 57344x8192, 8192x28672, 28672x4096, 4096x14336 at M = 16
+      // within +-0.2 %; 128x64x256 (not skewed) 1.000-1.001x at M = 64 but 1.013x at M = 32.
+      const long long skew = (g - iters % g) / 2;
+      if (C::TM <= 16 && dp == 0 && prm.sk_base >= 8 && skew > 0 && skew_enabled())
+        prm.sk_rem = (int)(iters % g + skew) | (int)(skew << 16);
       prm.token = next_token();
       prm.flags = (uint32_t *)((char *)p->workspace + slots);
       clusters = g;
@@ -1827,6 +1857,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z, prm);
   w4a16_sm90_last_streamk = prm.streamk;  // what ran (runtime/internal.h: for the tests)
   w4a16_sm90_last_kpair = prm.kpair;
+  w4a16_sm90_last_skew = prm.streamk ? prm.sk_rem >> 16 : 0;
   w4a16_sm90_last_split = prm.split_k;
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
