@@ -1431,14 +1431,17 @@ static inline bool pdl_enabled() {
 // W4A16_SM90_PREFETCH=0: no early weight reads, and every kernel lets its dependent launch
 // only after its own wait (the ordering before 2026-11-22; A/B switch); =<n> > 0: at most n
 // stages; =-<d>: max(2, k-blocks / d).
-// Default: a unit's k-blocks / 8 stages (at least 2); / 4 for the 16-token tiles, whose stages are
-// mostly weights (H100, twelfth session: 128x16x256 with the K pair, 16 k-blocks a CTA, 8192x8192
-// M = 16 15.7 -> 15.0-15.4 us, 0.98-0.99x over the layers at M = 1..64; 128x64x256 lost 1-3 % with 4).
+// Default: a unit's k-blocks / 8 stages (at least 2); / 3 for the 16-token tiles, whose stages are
+// mostly weights (H100, twelfth session: / 4 for 128x16x256 with the K pair, 16 k-blocks a CTA,
+// 8192x8192 M = 16 15.7 -> 15.0-15.4 us, 0.98-0.99x over the layers at M = 1..64; 128x64x256 lost
+// 1-3 % with 4; twenty-second session, with stream-K's shrinking parts: / 3 against / 4 0.982-0.983x
+// on 10240x8192 at M = 1..16, 28672x4096 0.991x, 4096x14336 1.012x, six other problems
+// 0.997-1.002x; / 2, 4 or 8 stages 1.01-1.07x on 10240x8192).
 template <class C>
 static inline int prefetch_stages() {
   static const int n = []() {
     const char *e = getenv("W4A16_SM90_PREFETCH");
-    return e ? atoi(e) : C::TM <= 16 ? -4 : -8;
+    return e ? atoi(e) : C::TM <= 16 ? -3 : -8;
   }();
   return n;
 }
