@@ -486,12 +486,16 @@ static void test_stream_k_skew(void **state) {
     const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
     const int rows = part_full_rows(k, cm, 1);
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
-    w4a16_problem p = sm90_case(k, rows, (int64_t)((slots * 3 / 5 + m_cl - 1) / m_cl) * k->tile_n * cn);
+    const int n_cl = (slots * 3 / 5 + m_cl - 1) / m_cl;
+    w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
     p.k = (int64_t)24 * k->tile_k;
     if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
     check_two_runs(k, &p, &r, "stream-K, skewed parts");
     if (w4a16_sm90_last_streamk != 1) continue; /* data-parallel tiles first, or the launch fell back */
-    if ((w4a16_sm90_last_skew > 0) != (!off && k->tile_m <= 16))
+    /* the launch's rule, from the parts: g of them over the tiles' iterations */
+    const long long iters = (long long)n_cl * m_cl * 24, g = slots < iters ? slots : iters;
+    const int skewed = !off && k->tile_m <= 16 && iters / g >= 8 && (g - iters % g) / 2 > 0;
+    if ((w4a16_sm90_last_skew > 0) != skewed)
       fail_msg("%s: M=%lld N=%lld K=%lld: stream-K ran with %s parts", k->name, (long long)p.m, (long long)p.n,
                (long long)p.k, w4a16_sm90_last_skew > 0 ? "skewed" : "equal");
     ++tested;
