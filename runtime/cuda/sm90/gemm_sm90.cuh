@@ -516,6 +516,12 @@ static __device__ __forceinline__ int sk_start(const Params &p, int c, int g) {
   const int a = p.sk_rem & 0xffff, b = p.sk_rem >> 16;
   return c * p.sk_base + (c < a ? c : a) - (c > g - b ? c - (g - b) : 0);
 }
+// ... and its inverse: the part that holds iteration i (the three runs of parts in turn)
+static __device__ __forceinline__ int sk_part_of(const Params &p, int i, int g) {
+  const int a = p.sk_rem & 0xffff, b = p.sk_rem >> 16;
+  const int big = a * (p.sk_base + 1), mid = big + (g - b - a) * p.sk_base;
+  return i < big ? i / (p.sk_base + 1) : i < mid ? a + (i - big) / p.sk_base : g - b + (i - mid) / (p.sk_base - 1);
+}
 
 template <class C>
 static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
@@ -571,11 +577,8 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
   u.kn = k - kb0 < w.end - w.it ? k - kb0 : w.end - w.it;
   u.contrib = kb0 > 0;
   if (kb0 == 0 && u.kn < k) {
-    // the cluster that runs the tile's last iteration i = (t + 1) k - 1 (sk_start's three runs of
-    // parts: A of sk_base + 1 iterations, G - A - B of sk_base, B of sk_base - 1)
-    const int a = p.sk_rem & 0xffff, b = p.sk_rem >> 16, g = (int)(gridDim.x / C::kCluster);
-    const int i = (t + 1) * k - 1, big = a * (p.sk_base + 1), mid = big + (g - b - a) * p.sk_base;
-    u.sk_last = i < big ? i / (p.sk_base + 1) : i < mid ? a + (i - big) / p.sk_base : g - b + (i - mid) / (p.sk_base - 1);
+    // the cluster that runs the tile's last iteration (t + 1) k - 1
+    u.sk_last = sk_part_of(p, (t + 1) * k - 1, (int)(gridDim.x / C::kCluster));
   }
   w.it += u.kn;
   return true;
