@@ -426,6 +426,11 @@ template <> struct Pk<__nv_bfloat16> {
     __nv_bfloat16 h = __float2bfloat16_rn(v);
     return *reinterpret_cast<uint16_t *>(&h);
   }
+  // lo in the low half (the lower address)
+  static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
   static __device__ __forceinline__ float to_float(uint16_t v) {
     return __bfloat162float(*reinterpret_cast<__nv_bfloat16 *>(&v));
   }
@@ -450,6 +455,10 @@ template <> struct Pk<__half> {
   static __device__ __forceinline__ uint16_t from_float(float v) {
     __half h = __float2half_rn(v);
     return *reinterpret_cast<uint16_t *>(&h);
+  }
+  static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
   }
   static __device__ __forceinline__ float to_float(uint16_t v) {
     return __half2float(*reinterpret_cast<__half *>(&v));
@@ -1331,41 +1340,63 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // (8192x8192 M = 1 / 16: 14.76 -> 14.43 / 14.80 -> 14.54 us); with 32 tokens the same form cost
         // 128x32x256 1 % (H100, eighteenth session, docs/PERFORMANCE.md), so those keep the plain one
         const uint32_t epi_t = epi + 2 * t * C::kEpiStride * 2;
+        // a thread's accumulators with the partial added where one is (pair_add), scaled, biased
+        auto out4 = [&](int r, int i, float b0, float b1, float (&a)[4]) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[e] = acc[r][4 * i + e];
+          if (pair_add) {
+            const uint4 v = lds128(base + (uint32_t)(((r * (C::TM / 8) + i) * nthr + ltid) * 16));
+            a[0] += __uint_as_float(v.x);
+            a[1] += __uint_as_float(v.y);
+            a[2] += __uint_as_float(v.z);
+            a[3] += __uint_as_float(v.w);
+          }
+          a[0] = a[0] * p.alpha + b0;
+          a[1] = a[1] * p.alpha + b0;
+          a[2] = a[2] * p.alpha + b1;
+          a[3] = a[3] * p.alpha + b1;
+        };
 #pragma unroll
         for (int r = 0; r < C::R; ++r) {
           const int nl = rowbase + r * 64 + warp * 16 + g;
           const float b0 = bias ? Pk<T>::to_float(bias[u.n0 + nl]) : 0.f;
           const float b1 = bias ? Pk<T>::to_float(bias[u.n0 + nl + 8]) : 0.f;
-          // TMA layout: box nl/64, row ml, 16-byte chunk (col/8) ^ (ml%8), and ml%8 = 2t+e
-          // does not depend on i, so the addresses are affine in i (immediate offsets)
-          uint32_t o0[2], o1[2];
+          if constexpr (C::kTmaStore) {
+            // TMA layout (128-byte swizzle): box n / 64, token row ml, 16-byte chunk (n % 64 / 8) ^
+            // (ml % 8). Token blocks i, i + 1 of the warp's 16 rows by one transposed stmatrix: matrix
+            // j = (rows + 8 (j % 2), tokens 8 (i + j / 2) ..), this thread's register j the pair of
+            // tokens 2 t, 2 t + 1 at row g (the accumulator layout); lane l gives token row l % 8 of
+            // matrix l / 8, whose 8 rows of N are one 16-byte chunk. Where 2-byte stores took ~2.9 us
+            // for a 128x256 tile (H100, twenty-third session, docs/PERFORMANCE.md)
+            const int q = lane & 7, jm = lane >> 3;
+            const int nj = rowbase + r * 64 + warp * 16 + 8 * (jm & 1);
+            const uint32_t rowa = epi + (uint32_t)((nj >> 6) * (C::TM * 128) + q * 128 + ((((nj & 63) >> 3) ^ q) << 4));
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (C::kTmaStore) {
-              const int col = nl & 63, sw = (2 * t + e) & 7;
-              const uint32_t rowa = epi + (nl >> 6) * (C::TM * 128) + (2 * t + e) * 128 + (col & 7) * 2;
-              o0[e] = rowa + (((col >> 3) ^ sw) << 4);
-              o1[e] = rowa + ((((col >> 3) + 1) ^ sw) << 4);
-            } else {
+            for (int i = 0; i < C::TM / 8; i += 2) {
+              float a0[4], a1[4];
+              out4(r, i, b0, b1, a0);
+              out4(r, i + 1, b0, b1, a1);
+              stmatrix_x4_trans(rowa + (uint32_t)((8 * i + 8 * (jm >> 1)) * 128), Pk<T>::pack2(a0[0], a0[1]),
+                                Pk<T>::pack2(a0[2], a0[3]), Pk<T>::pack2(a1[0], a1[1]), Pk<T>::pack2(a1[2], a1[3]));
+            }
+          } else {
+            // padded rows: o0[e] token row 2 t + e (+ 8 i) at row nl, o1[e] at row nl + 8
+            uint32_t o0[2], o1[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
               o0[e] = C::TM <= 16 ? epi_t + (e * C::kEpiStride + nl) * 2 : epi + ((2 * t + e) * C::kEpiStride + nl) * 2;
               o1[e] = o0[e] + 16;
             }
-          }
 #pragma unroll
-          for (int i = 0; i < C::TM / 8; ++i) {
-            float a[4] = {acc[r][4 * i], acc[r][4 * i + 1], acc[r][4 * i + 2], acc[r][4 * i + 3]};
-            if (pair_add) {
-              const uint4 v = lds128(base + (uint32_t)(((r * (C::TM / 8) + i) * nthr + ltid) * 16));
-              a[0] += __uint_as_float(v.x);
-              a[1] += __uint_as_float(v.y);
-              a[2] += __uint_as_float(v.z);
-              a[3] += __uint_as_float(v.w);
-            }
+            for (int i = 0; i < C::TM / 8; ++i) {
+              float a[4];
+              out4(r, i, b0, b1, a);
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const uint32_t step = C::kTmaStore ? 8 * 128 * i : 8 * C::kEpiStride * 2 * i;
-              sts16(o0[e] + step, Pk<T>::from_float(a[e] * p.alpha + b0));
-              sts16(o1[e] + step, Pk<T>::from_float(a[2 + e] * p.alpha + b1));
+              for (int e = 0; e < 2; ++e) {
+                const uint32_t step = 8 * C::kEpiStride * 2 * i;
+                sts16(o0[e] + step, Pk<T>::from_float(a[e]));
+                sts16(o1[e] + step, Pk<T>::from_float(a[2 + e]));
+              }
             }
           }
         }

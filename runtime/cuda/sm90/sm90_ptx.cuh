@@ -243,6 +243,16 @@ static __device__ __forceinline__ uint16_t lds16(uint32_t addr) {
   asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr) : "memory");
   return v;
 }
+// Four 8x8 matrices of 16-bit elements, transposed, from the mma / wgmma accumulator layout (lane l
+// holds row l / 4, columns 2 (l % 4) and + 1 of matrix j in register j, the lower column in the low
+// half): lanes 8 j .. 8 j + 7 give the addresses of the 16-byte rows of matrix j as stored, i.e. of
+// its columns (PTX ISA, stmatrix; sm_90)
+static __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                         uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
 static __device__ __forceinline__ void sts16(uint32_t addr, uint16_t v) {
   asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(v) : "memory");
 }
