@@ -112,8 +112,9 @@
 // plain stream order.
 //
 // Epilogue: alpha, bias, conversion in registers; the tile goes through shared memory
-// and leaves by TMA tensor stores (TM >= 64: one thread issues them and the warpgroups
-// go on with the next tile) or by 16-byte row-contiguous stores; rows >= M are never
+// and leaves by TMA tensor stores (TM >= 64: staged by transposed stmatrix of packed pairs, one
+// thread issues the stores and the warpgroups go on with the next tile) or by 16-byte
+// row-contiguous stores; rows >= M are never
 // stored (the tensor store drops rows outside the tensor). The last token tile of a problem whose
 // M is not a multiple of TM loads and stores through tensor maps of its own (tm_a_tail, tm_d_tail)
 // whose boxes hold only its rows, rounded up to 8 (tail_rows; not with activation multicast): TMA

@@ -25,3 +25,11 @@ summ('end - last mainloop end', [(r[11] - max(r[4 + 2 * j] for j in range(3) if 
 # (tile by tile: slot 11 holds unit 0's mainloop in SM clocks: the clock over the mainloop)
 if all(r[9] for r in rows):
     summ('unit 0 mainloop SM clock (GHz)', [r[12] / (r[4] - r[3]) for r in rows if r[4] > r[3]])
+# (K pair: slot 9 is rank 1's "rank 0's stages are free" (odd CTAs) / rank 0's "rank 1's partial is in")
+if any(r[10] for r in rows):
+    summ('K pair rank 1: ring free, from its mainloop end', [(r[10] - r[4]) / 1e3 for r in rows if r[10] and r[0] % 2])
+    summ('K pair rank 0: partial in, from its mainloop end', [(r[10] - r[4]) / 1e3 for r in rows if r[10] and r[0] % 2 == 0])
+    summ('K pair rank 0: end, from partial in', [(r[11] - r[10]) / 1e3 for r in rows if r[10] and r[0] % 2 == 0])
+    summ('K pair rank 1: end, from ring free', [(r[11] - r[10]) / 1e3 for r in rows if r[10] and r[0] % 2])
+    summ('K pair rank 0 mainloop end', [us(r[4]) for r in rows if r[0] % 2 == 0])
+    summ('K pair rank 1 mainloop end', [us(r[4]) for r in rows if r[0] % 2])
