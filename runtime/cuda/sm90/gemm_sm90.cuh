@@ -457,6 +457,7 @@ template <> struct Pk<__half> {
     __half h = __float2half_rn(v);
     return *reinterpret_cast<uint16_t *>(&h);
   }
+  // lo in the low half (the lower address)
   static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&h);
@@ -1367,8 +1368,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             // (ml % 8). Token blocks i, i + 1 of the warp's 16 rows by one transposed stmatrix: matrix
             // j = (rows + 8 (j % 2), tokens 8 (i + j / 2) ..), this thread's register j the pair of
             // tokens 2 t, 2 t + 1 at row g (the accumulator layout); lane l gives token row l % 8 of
-            // matrix l / 8, whose 8 rows of N are one 16-byte chunk. Where 2-byte stores took ~2.9 us
-            // for a 128x256 tile (H100, twenty-third session, docs/PERFORMANCE.md)
+            // matrix l / 8, whose 8 rows of N are one 16-byte chunk. One 2-byte store an element took
+            // the end of a 128x256 tile (mainloop end to the stores' completion) to 2.9 us, this 2.4,
+            // and M = 256..1024 ran 0.989-0.996x the time (H100, twenty-third session,
+            // docs/PERFORMANCE.md)
             const int q = lane & 7, jm = lane >> 3;
             const int nj = rowbase + r * 64 + warp * 16 + 8 * (jm & 1);
             const uint32_t rowa = epi + (uint32_t)((nj >> 6) * (C::TM * 128) + q * 128 + ((((nj & 63) >> 3) ^ q) << 4));
