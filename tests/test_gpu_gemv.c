@@ -367,14 +367,19 @@ static int part_full_rows(const w4a16_kernel_desc *k, int cm, int tiles) {
   return rows > min_m ? rows : min_m;
 }
 
+/* The slots of a wave of sm90 kernel k in clusters: two CTAs per SM for the tiles of at most half an
+   SM of shared memory (runtime/families.c, W4A16_SM90_HALF_SM_SMEM) */
+static int cluster_slots(const w4a16_kernel_desc *k, int sms) {
+  const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
+  return sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+}
+
 /* The stream-K case of sm90 kernel k for test_stream_k*: num / den waves of cluster tiles (rounded
    up, at least one), two rows of them along M from stream-K's smallest M (65; 1 for tile_k 256),
    the last one partial. Returns 0 where k cannot implement it. */
 static int stream_k_case(const w4a16_kernel_desc *k, int sms, int num, int den, w4a16_problem *p) {
   const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
-  /* slots of a wave in clusters (two CTAs per SM for the tiles of at most half an SM of shared
-     memory: runtime/families.c) */
-  const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+  const int slots = cluster_slots(k, sms);
   const int rows = part_full_rows(k, cm, 2);
   const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
   int n_cl = (slots * num / den + m_cl - 1) / m_cl;
@@ -483,7 +488,7 @@ static void test_stream_k_skew(void **state) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
     const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
-    const int slots = sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
+    const int slots = cluster_slots(k, sms);
     const int rows = part_full_rows(k, cm, 1);
     const int m_cl = (rows + k->tile_m * cm - 1) / (k->tile_m * cm);
     const int n_cl = (slots * 3 / 5 + m_cl - 1) / m_cl;
