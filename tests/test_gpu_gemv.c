@@ -470,12 +470,12 @@ static void test_stream_k_many(void **state) {
   if (!tested) skip();
 }
 
-/* Stream-K parts that shrink with the CTA index (gemm_sm90.cuh sk_start: for the tiles of <= 16
-   tokens where the parts hold 8 or more iterations, the first parts one k-block longer and the last
-   B one shorter): for every selected sm90 kernel that takes stream-K on about 0.6 of a wave of tiles
-   of 24 k-blocks (about 14 a part), every tile's owner must add the right contributors' partials,
-   and the 16-token tiles must have run skewed parts (B > 0, unless W4A16_SM90_SKEW=0), the others
-   equal ones. */
+/* Stream-K parts that shrink with the CTA index (gemm_sm90.cuh sk_start: for the tiles of <= 16 and
+   >= 128 tokens where the parts hold 8 or more iterations, the first parts one k-block longer and the
+   last B one shorter): for every selected sm90 kernel that takes stream-K on about 0.6 of a wave of
+   tiles of 24 k-blocks (about 14 a part), every tile's owner must add the right contributors'
+   partials, and the tiles of <= 16 and >= 128 tokens must have run skewed parts (B > 0, unless
+   W4A16_SM90_SKEW=0), the others equal ones. */
 static void test_stream_k_skew(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -499,7 +499,7 @@ static void test_stream_k_skew(void **state) {
     if (w4a16_sm90_last_streamk != 1) continue; /* data-parallel tiles first, or the launch fell back */
     /* the launch's rule, from the parts: g of them over the tiles' iterations */
     const long long iters = (long long)n_cl * m_cl * 24, g = slots < iters ? slots : iters;
-    const int skewed = !off && k->tile_m <= 16 && iters / g >= 8 && (g - iters % g) / 2 > 0;
+    const int skewed = !off && (k->tile_m <= 16 || k->tile_m >= 128) && iters / g >= 8 && (g - iters % g) / 2 > 0;
     if ((w4a16_sm90_last_skew > 0) != skewed)
       fail_msg("%s: M=%lld N=%lld K=%lld: stream-K ran with %s parts", k->name, (long long)p.m, (long long)p.n,
                (long long)p.k, w4a16_sm90_last_skew > 0 ? "skewed" : "equal");

@@ -65,11 +65,11 @@
 // part-empty and split-K does not apply, or for tile_k 256 from M = 17 in place of split-K too):
 // the grid's G clusters share the I = tiles x k-blocks
 // iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1 (tiles of
-// <= 16 tokens with long parts: I / G - 1 .. I / G + 1, shrinking with the index; sk_start). A tile cut
-// between clusters is begun (k-block 0) by the last unit of one cluster and finished by the
-// first units of the next ones: those write their fp32 accumulators to their CTA's slot of the
-// workspace (fragment order) and raise their CTA's flag (the launch's token, release); the
-// cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
+// <= 16 or >= 128 tokens with long parts: I / G - 1 .. I / G + 1, shrinking with the index;
+// sk_start). A tile cut between clusters is begun (k-block 0) by the last unit of one cluster and
+// finished by the first units of the next ones: those write their fp32 accumulators to their
+// CTA's slot of the workspace (fragment order) and raise their CTA's flag (the launch's token,
+// release); the cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
 // (K order; with Cfg::kSkRing the last cluster's slot comes into the stage ring by bulk copies
 // as the mainloop ends and is added last, as the epilogue stages the tile: a fixed order either
 // way, the same bits on every run of the grid), clears the flags (a graph replay reuses the
@@ -1827,14 +1827,17 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       prm.streamk = 1 + (int)dp;
       prm.sk_base = (int)(iters / g);
       prm.sk_rem = (int)(iters % g);
-      // Parts that shrink with the CTA index (Params::sk_rem, sk_start) for the tiles of <= 16
-      // tokens: the first I % G + B one iteration longer, the last B one shorter, B = (G - I % G) /
-      // 2, where the parts hold at least 8 iterations. H100, twenty-second session
+      // Parts that shrink with the CTA index (Params::sk_rem, sk_start) for the tiles of <= 16 and
+      // >= 128 tokens: the first I % G + B one iteration longer, the last B one shorter, B = (G - I %
+      // G) / 2, where the parts hold at least 8 iterations. H100, twenty-second session
       // (docs/PERFORMANCE.md): 128x16x256 on 10240x8192 (19-20 k-blocks a part) 0.983-0.986x at
       // M = 1..16 with B = 12..40 of 40; 57344x8192, 8192x28672, 28672x4096, 4096x14336 at M = 16
-      // within +-0.2 %; 128x64x256 (not skewed) 1.000-1.001x at M = 64 but 1.013x at M = 32.
+      // within +-0.2 %; 128x64x256 (not skewed) 1.000-1.001x at M = 64 but 1.013x at M = 32 (and
+      // 1.004x / 1.014x in the twenty-fourth session). Twenty-fourth session: 128x128x128 on
+      // 6144x4096 at M = 192 / 256 and 4096x4096 at M = 384 (23 k-blocks a part) 0.971-0.979x,
+      // 128x256x64 on 10240x8192 at M = 192 / 256 0.998-1.000x.
       const long long skew = (g - iters % g) / 2;
-      if (C::TM <= 16 && dp == 0 && prm.sk_base >= 8 && skew > 0 && skew_enabled())
+      if ((C::TM <= 16 || C::TM >= 128) && dp == 0 && prm.sk_base >= 8 && skew > 0 && skew_enabled())
         prm.sk_rem = (int)(iters % g + skew) | (int)(skew << 16);
       prm.token = next_token();
       prm.flags = (uint32_t *)((char *)p->workspace + slots);
