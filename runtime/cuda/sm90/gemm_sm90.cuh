@@ -1474,14 +1474,16 @@ static inline bool pdl_enabled() {
 // 8192x8192 M = 16 15.7 -> 15.0-15.4 us, 0.98-0.99x over the layers at M = 1..64; 128x64x256 lost
 // 1-3 % with 4; twenty-second session, with stream-K's shrinking parts: / 3 against / 4 0.982-0.983x
 // on 10240x8192 at M = 1..16, 28672x4096 0.991x, 4096x14336 1.012x, six other problems
-// 0.997-1.002x; / 2, 4 or 8 stages 1.01-1.07x on 10240x8192).
+// 0.997-1.002x; / 2, 4 or 8 stages 1.01-1.07x on 10240x8192). / 4 for the 32-token tile_k 256 tiles
+// in a stream-K launch without data-parallel tiles (`sk_only`; twenty-fourth session: 128x32x256 on
+// 10240x8192 at M = 24 / 32 0.977 / 0.974x, 4096x14336 0.996-0.998x, five other layers 0.998-1.003x;
+// under the K pair / 4 cost 8192x8192 2.3-2.7 %, and 256x32x128 with four consumer warpgroups lost up
+// to 5 % on 28672x4096).
 template <class C>
-static inline int prefetch_stages() {
-  static const int n = []() {
-    const char *e = getenv("W4A16_SM90_PREFETCH");
-    return e ? atoi(e) : C::TM <= 16 ? -3 : -8;
-  }();
-  return n;
+static inline int prefetch_stages(bool sk_only) {
+  static const char *e = getenv("W4A16_SM90_PREFETCH");
+  if (e) return atoi(e);
+  return C::TM <= 16 ? -3 : C::TM <= 32 && C::TK == 256 && sk_only ? -4 : -8;
 }
 
 // Diagnostics (measuring split rules without the runtime's help), used only where the
@@ -1751,7 +1753,6 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   while (prm.gshift < 30 && (1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
   if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
-  prm.prefetch = pdl_enabled() ? prefetch_stages<C>() : 0;
   prm.tail_rows = tail;
   prm.a3d = a3d;
   prm.a3d_tail = a3d_tail;  // M < TM: every unit is the tail tile's
@@ -1844,6 +1845,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       clusters = g;
     }
   }
+  prm.prefetch = pdl_enabled() ? prefetch_stages<C>(prm.streamk == 1) : 0;
   // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
   // copy of a 2-D map where it holds s2d_min_rows<C>() rows or more (per-column: one row, G = 1).
   // H100, eleventh session: groups of 32 0.94x against a bulk copy a row (best kernel per problem,
