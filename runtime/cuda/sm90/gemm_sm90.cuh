@@ -91,7 +91,7 @@
 //
 // K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 % of
 // the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in
-// clusters of two, CTA 2 t + r takes tile t's first ceil(k / 2) k-blocks (rank 0) or the rest
+// clusters of two, CTA 2 t + r takes tile t's first kpair_h k-blocks (rank 0) or the rest
 // (rank 1). Rank 0's producer announces, once its last use is released, the stage that its remaining k-blocks no longer
 // need; rank 1 writes its fp32 accumulators there by st.async (distributed shared memory, counted on
 // an mbarrier of rank 0), rank 0 adds them after its own and runs the epilogue. No workspace, no
@@ -99,9 +99,13 @@
 // 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session). Also in place of split-K
 // into two slices (where the runtime splits a tile_k < 256 tile's K in two): no fp32 partials through
 // memory and no reduction kernel. Tiles whose accumulators exceed a stage (kPairRing: 128x128x128,
-// 128x256x64, 256x64x128, 128x64x128) take the whole ring, from stage 0, once rank 0's producer has
-// seen every stage released, and rank 0 adds them as its epilogue stages the tile (H100, nineteenth
-// session: 0.92-1.00x split-K's time on 17 problems of M = 17..512).
+// 128x256x64, 256x64x128, 128x64x128) hand them over in two halves: the first into rank 0's
+// epilogue buffer as soon as rank 1's mainloop ends, the second into the ring stages rank 0's
+// mainloop frees first, with rank 0 a few k-blocks ahead (Params::kpair - 1, kpair_lead) so that
+// both move while its mainloop runs; rank 0 adds them as its epilogue stages the tile in the ring
+// stages after the second half's (H100, nineteenth session: the ring handoff 0.92-1.00x split-K's
+// time on 17 problems of M = 17..512; twenty-fourth session: the two halves 0.954-0.993x the ring
+// handoff's time on five problems of M = 128..512, docs/PERFORMANCE.md).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
@@ -314,8 +318,20 @@ struct Cfg {
   // (kPairRing: tiles with the tensor-store epilogue only, which adds rank 1's accumulators as it
   // stages the tile: added in registers first, 128x256x64 spilled 432 bytes)
   static constexpr bool kPairRing = TN * TM * 4 > kStageBytes;
-  static constexpr bool kPairOk =
-      kCoop && kCluster == 1 && (kPairRing ? kTmaStore && TN * TM * 4 <= STAGES * kStageBytes : true);
+  // kPairRing, in two halves: the first half of rank 1's pieces (fragment order, nthr x 16 bytes a
+  // piece) goes into rank 0's epilogue buffer (fp32 half a tile: the bytes of the staged 16-bit
+  // tile), unused by rank 0 until its epilogue, as soon as rank 1's mainloop ends; the second into the
+  // kPairLate stages of rank 0's ring that its mainloop releases for good first (from stage h %
+  // STAGES on, h its k-blocks, around the ring). Rank 0 runs Params::kpair - 1 more k-blocks than rank
+  // 1, so that both move while its mainloop runs, and stages its output tile in the kPairOut stages
+  // after those (TN / 64 boxes of TM x 128 bytes, kPairBoxes a stage), leaving the first half in
+  // place until its epilogue has read it.
+  static constexpr int kPairPieces = R * (TM / 8);
+  static constexpr int kPairLate = (TN * TM * 2 + kStageBytes - 1) / kStageBytes;
+  static constexpr int kPairBoxes = kStageBytes / (TM * 128) > 0 ? kStageBytes / (TM * 128) : 1;
+  static constexpr int kPairOut = (TN / 64 + kPairBoxes - 1) / kPairBoxes;
+  static constexpr bool kPairOk = kCoop && kCluster == 1 &&
+                                  (kPairRing ? kTmaStore && TM * 128 <= kStageBytes && kPairLate + kPairOut <= STAGES : true);
   // Stream-K: the last partial of a tile this CTA began comes into the stage ring (from stage 0,
   // fragment order, as the K pair's do) by bulk copies of the flag warp, each stage's part as soon as
   // the mainloop has released that stage for good, and the epilogue adds it as it stages the tile:
@@ -376,7 +392,8 @@ struct Params {
   int streamk;
   int sk_base, sk_rem;
   // != 0: K split in two across the two CTAs of a cluster (Cfg::kPairOk, launched with cluster
-  // dimension 2): CTA 2 t + r runs tile t's k-blocks [r h, h + r (k - h)) with h = ceil(k / 2), and
+  // dimension 2): CTA 2 t + r runs tile t's k-blocks [r h, h + r (k - h)) with h = kpair_h() =
+  // min(floor((k + kpair) / 2), k - 1), rank 0 kpair - 1 k-blocks ahead of rank 1 (the lead), and
   // rank 1 hands its accumulators to rank 0 through shared memory (no workspace, no flags)
   int kpair;
   uint32_t token;      // this launch's flag value (never 0)
@@ -534,6 +551,13 @@ static __device__ __forceinline__ int sk_part_of(const Params &p, int i, int g) 
   return i < big ? i / (p.sk_base + 1) : i < mid ? a + (i - big) / p.sk_base : g - b + (i - mid) / (p.sk_base - 1);
 }
 
+// K pair: rank 0's k-blocks of k, Params::kpair - 1 (the lead) more than rank 1's where that leaves
+// rank 1 at least one: ceil(k / 2) with no lead
+static __device__ __forceinline__ int kpair_h(const Params &p, int k) {
+  const int h = (k + p.kpair) / 2;
+  return h < k ? h : k - 1;
+}
+
 template <class C>
 static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   Walk w;
@@ -568,8 +592,8 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
     return true;
   }
   if (p.kpair) {
-    // one unit: tile blockIdx / 2, rank 0 the first ceil(k / 2) k-blocks, rank 1 the rest
-    const int rank = (int)(blockIdx.x & 1u), h = (k + 1) / 2;
+    // one unit: tile blockIdx / 2, rank 0 the first kpair_h k-blocks, rank 1 the rest
+    const int rank = (int)(blockIdx.x & 1u), h = kpair_h(p, k);
     u = decode_unit<C>((int)(blockIdx.x >> 1), n_cl, m_cl, k, 1, cn, cm);
     u.kb0 = rank ? h : 0;
     u.kn = rank ? k - h : h;
@@ -801,9 +825,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // K pair, rank 0: the stage of position pos (= this CTA's k-blocks) is free for good once its
         // last use, STAGES positions back, is released, a few k-blocks before the mainloop ends:
         // expect rank 1's accumulators there and tell rank 1 (its barrier, phase 0)
-        // (kPairRing: every stage, each free once its last use, at positions pos - STAGES .. pos - 1,
-        // is released)
-        for (int q = 0; q < (C::kPairRing ? C::STAGES : 1); ++q) wait_free(pos + (uint32_t)q);
+        // (kPairRing: the kPairLate stages of the second half, the first to be free for good: those of
+        // positions pos - STAGES .. , each free once that use is released)
+        for (int q = 0; q < (C::kPairRing ? C::kPairLate : 1); ++q) wait_free(pos + (uint32_t)q);
         if (CHUNK) wait_scale_readers(pos);  // its scale rows may serve k-blocks after pos - STAGES
         mbar_arrive_expect_tx(bar_order + 8, (uint32_t)(C::TN * C::TM * 4));
         mbar_arrive_cluster(bar_order, 1u);
@@ -1175,41 +1199,82 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             acc[r][4 * i + 3] += __uint_as_float(v.w);
           }
       };
+      // K pair, kPairRing: rank 0's address of this thread's part of the second half's piece jj (a
+      // piece is nthr x 16 bytes), from stage h % STAGES on around the ring (ring0: h % STAGES)
+      uint32_t ring0 = 0;
+      auto pair_late = [&](int jj) -> uint32_t {
+        uint32_t off = ring0 * (uint32_t)C::kStageBytes + (uint32_t)(jj * nthr + ltid) * 16u;
+        if (off >= (uint32_t)(C::STAGES * C::kStageBytes)) off -= (uint32_t)(C::STAGES * C::kStageBytes);
+        return base + off;
+      };
+      constexpr int kHalf = C::kPairPieces / 2;
       if (C::kPairOk && p.kpair) {
-        // K pair: rank 1's accumulators go into a stage of rank 0 that rank 0's mainloop no longer
-        // uses (the one its producer announced, see above; kPairRing: the ring from stage 0), in
-        // fragment order, by st.async counted on rank 0's barrier; rank 0 adds them to its own
-        // (k-blocks [0, h) then [h, k): the same bits on every run; kPairRing: as its epilogue stages
-        // the tile), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1 may leave) and runs
-        // the epilogue
+        // K pair: rank 1's accumulators go into rank 0's shared memory where rank 0 does not use it,
+        // in fragment order, by st.async counted on rank 0's barrier: a stage its mainloop is done with
+        // (the one its producer announced, see above), or for kPairRing the first half into its
+        // epilogue buffer at once and the second into the ring stages its producer announced. Rank 0
+        // adds them to its own (k-blocks [0, h) then [h, k): the same bits on every run; kPairRing: as
+        // its epilogue stages the tile), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1
+        // may leave) and runs the epilogue
         const uint32_t bar_free = bar_order, bar_in = bar_order + 8;
-        const uint32_t h = (uint32_t)((p.k / C::TK + 1) / 2);  // rank 0's k-blocks
-        const uint32_t slot = base + (C::kPairRing ? 0u : (h % C::STAGES) * C::kStageBytes) + (uint32_t)ltid * 16u;
+        const uint32_t h = (uint32_t)kpair_h(p, p.k / C::TK);  // rank 0's k-blocks
+        ring0 = h % C::STAGES;
+        const uint32_t slot = base + ring0 * C::kStageBytes + (uint32_t)ltid * 16u;
         if (blockIdx.x & 1u) {
-          mbar_wait(bar_free, 0);
-          const uint32_t rslot = mapa_shared(slot, 0u), rbar = mapa_shared(bar_in, 0u);  // rank 0's
+          const uint32_t rbar = mapa_shared(bar_in, 0u);  // rank 0's
+          auto piece = [&](int r, int i) {
+            return make_uint4(__float_as_uint(acc[r][4 * i]), __float_as_uint(acc[r][4 * i + 1]),
+                              __float_as_uint(acc[r][4 * i + 2]), __float_as_uint(acc[r][4 * i + 3]));
+          };
+          if constexpr (C::kPairRing) {
+            const uint32_t repi = mapa_shared(epi + (uint32_t)ltid * 16u, 0u);
 #pragma unroll
-          for (int r = 0; r < C::R; ++r)
+            for (int r = 0; r < C::R; ++r)
 #pragma unroll
-            for (int i = 0; i < C::TM / 8; ++i)
-              st_async_v4_mapped(rslot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u, rbar,
-                                 make_uint4(__float_as_uint(acc[r][4 * i]), __float_as_uint(acc[r][4 * i + 1]),
-                                            __float_as_uint(acc[r][4 * i + 2]), __float_as_uint(acc[r][4 * i + 3])));
+              for (int i = 0; i < C::TM / 8; ++i) {
+                const int jp = r * (C::TM / 8) + i;
+                if (jp < kHalf) st_async_v4_mapped(repi + (uint32_t)(jp * nthr) * 16u, rbar, piece(r, i));
+              }
+            mbar_wait(bar_free, 0);
+            const uint32_t rbase = mapa_shared(base, 0u);
+#pragma unroll
+            for (int r = 0; r < C::R; ++r)
+#pragma unroll
+              for (int i = 0; i < C::TM / 8; ++i) {
+                const int jp = r * (C::TM / 8) + i;
+                if (jp >= kHalf) st_async_v4_mapped(rbase + (pair_late(jp - kHalf) - base), rbar, piece(r, i));
+              }
+          } else {
+            mbar_wait(bar_free, 0);
+            const uint32_t rslot = mapa_shared(slot, 0u);
+#pragma unroll
+            for (int r = 0; r < C::R; ++r)
+#pragma unroll
+              for (int i = 0; i < C::TM / 8; ++i)
+                st_async_v4_mapped(rslot + (uint32_t)((r * (C::TM / 8) + i) * nthr) * 16u, rbar, piece(r, i));
+          }
           mbar_wait(bar_free, 1);
           continue;
         }
         mbar_wait(bar_in, 0);
-        if (!C::kPairRing) {  // (kPairRing: added as the epilogue stages the tile, below)
+        if constexpr (!C::kPairRing) {
           add_partial(slot);
           if (ltid == 0) mbar_arrive_cluster(bar_free, 1u);
         }
       }
-      // rank 0 of a K pair whose partner's accumulators fill several stages (from stage 0, fragment
-      // order): the epilogue adds them as it stages the tile
+      // rank 0 of a K pair whose partner's accumulators fill several stages: the epilogue adds them
+      // (the first half from the epilogue buffer, the second by pair_late) as it stages the tile in
+      // the stages after the second half's (pair_box)
       const bool pair_ring = C::kPairRing && C::kPairOk && p.kpair;
-      // ... or the last partial of a stream-K tile this CTA began (kSkRing, copied in by the flag warp)
+      // ... or the last partial of a stream-K tile this CTA began (kSkRing, copied in by the flag
+      // warp: from stage 0, fragment order)
       const bool sk_ring = C::kSkRing && p.streamk && !u.contrib && u.sk_last >= 0;
-      const bool pair_add = pair_ring || sk_ring;
+      // where the tile's box cb of TN / 64 is staged for the tensor store
+      auto box_at = [&](int cb) -> uint32_t {
+        if (!pair_ring) return epi + (uint32_t)(cb * (C::TM * 128));
+        const uint32_t st_i = (ring0 + (uint32_t)(C::kPairLate + cb / C::kPairBoxes)) % C::STAGES;
+        return base + st_i * C::kStageBytes + (uint32_t)((cb % C::kPairBoxes) * (C::TM * 128));
+      };
       if (p.split_k > 1) {
         // fp32 partials straight from the accumulators: for a token row, lanes g = 0..7
         // write 8 consecutive floats (whole 32-byte sectors)
@@ -1342,12 +1407,14 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // (8192x8192 M = 1 / 16: 14.76 -> 14.43 / 14.80 -> 14.54 us); with 32 tokens the same form cost
         // 128x32x256 1 % (H100, eighteenth session, docs/PERFORMANCE.md), so those keep the plain one
         const uint32_t epi_t = epi + 2 * t * C::kEpiStride * 2;
-        // a thread's accumulators with the partial added where one is (pair_add), scaled, biased
+        // a thread's accumulators with the partial added where one is (pair_ring, sk_ring), scaled, biased
         auto out4 = [&](int r, int i, float b0, float b1, float (&a)[4]) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) a[e] = acc[r][4 * i + e];
-          if (pair_add) {
-            const uint4 v = lds128(base + (uint32_t)(((r * (C::TM / 8) + i) * nthr + ltid) * 16));
+          const int jp = r * (C::TM / 8) + i;
+          if (sk_ring || pair_ring) {
+            const uint4 v = lds128(!pair_ring ? base + (uint32_t)((jp * nthr + ltid) * 16)
+                                   : jp < kHalf ? epi + (uint32_t)((jp * nthr + ltid) * 16) : pair_late(jp - kHalf));
             a[0] += __uint_as_float(v.x);
             a[1] += __uint_as_float(v.y);
             a[2] += __uint_as_float(v.z);
@@ -1374,7 +1441,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             // docs/PERFORMANCE.md)
             const int q = lane & 7, jm = lane >> 3;
             const int nj = rowbase + r * 64 + warp * 16 + 8 * (jm & 1);
-            const uint32_t rowa = epi + (uint32_t)((nj >> 6) * (C::TM * 128) + q * 128 + ((((nj & 63) >> 3) ^ q) << 4));
+            const uint32_t rowa = box_at(nj >> 6) + (uint32_t)(q * 128 + ((((nj & 63) >> 3) ^ q) << 4));
 #pragma unroll
             for (int i = 0; i < C::TM / 8; i += 2) {
               float a0[4], a1[4];
@@ -1411,7 +1478,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           if (ltid == 0) {
             const CUtensorMap *map = is_tail(u) ? &tm_d_tail : &tm_d;
 #pragma unroll
-            for (int cb = 0; cb < C::TN / 64; ++cb) tma_store_2d(map, epi + cb * (C::TM * 128), u.n0 + 64 * cb, u.m0);
+            for (int cb = 0; cb < C::TN / 64; ++cb) tma_store_2d(map, box_at(cb), u.n0 + 64 * cb, u.m0);
             bulk_commit();
           }
           continue;
@@ -1583,6 +1650,21 @@ static inline bool skew_enabled() {
 static inline bool kpair_enabled() {
   static const bool on = env_switch_on("W4A16_SM90_KPAIR");
   return on;
+}
+// The K pair's lead (Params::kpair - 1): the k-blocks rank 0 runs beyond rank 1 in the tiles whose
+// accumulators go through the ring (Cfg::kPairRing), so that rank 1's first half reaches rank 0's
+// epilogue buffer, and its second half the ring stages freed first, while rank 0's mainloop runs:
+// one k-block per 32 KB of rank 1's accumulators (4 for 128x256x64, 2 for 128x128x128; the other
+// K-pair tiles keep equal halves). H100, twenty-fourth session (docs/PERFORMANCE.md): 128x256x64 at
+// lead 4 against 2 0.970 / 0.987x on 4096x4096 M = 512, 0.993 / 0.998x on 8192x8192 M = 256;
+// 128x128x128 at lead 2 against 4 0.955-0.977x / 0.977-0.990x on 4096x4096 M = 256, 6144x4096 and
+// 8192x8192 M = 128 (the equal halves' time = 1). W4A16_SM90_KPAIR_LEAD=<d>: d for every kPairRing
+// tile (measurement switch).
+template <class C>
+static inline int kpair_lead() {
+  static const char *e = getenv("W4A16_SM90_KPAIR_LEAD");
+  if (e && atoi(e) >= 0) return atoi(e);
+  return C::kPairRing ? C::TN * C::TM * 4 / 32768 : 0;
 }
 
 // How many clusters of `csize` CTAs of this kernel can be resident at once (0 when the query fails);
@@ -1812,7 +1894,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   const bool kpair_from = (p->stream_k && prm.split_k == 1 && streamk_enabled()) || (!p->stream_k && prm.split_k == 2);
   if (C::kPairOk && kpair_from && kpair_enabled() && p->k / C::TK >= 2 &&
       2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= resident_clusters<C, 2>(kern, sms, sms / 2 * 2)) {
-    prm.kpair = 1;
+    prm.kpair = 1 + (C::kPairRing ? kpair_lead<C>() : 0);
     prm.split_k = 1;
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
