@@ -511,19 +511,21 @@ static void test_stream_k_skew(void **state) {
 /* The K-pair mode of the sm90 family (runtime/cuda/sm90/gemm_sm90.cuh Params::kpair: where stream-K
    or split-K into two slices would run and two CTAs a tile fill 70-100 % of the SMs, the two CTAs of
    a cluster split the tile's K and rank 1 hands its accumulators to rank 0 through shared memory, a
-   stage or, for the large tiles, the whole stage ring): for every selected sm90 kernel, sms / 2
-   output tiles (one row of them along M, the last rows of the token tile empty), K of an odd number
-   of k-blocks (uneven halves) where tile_k >= 128. Kernels the mode does not apply to (clusters,
-   pingpong, tiles whose accumulators exceed the ring) run the same problem by stream-K or split-K. The
-   fine-grained modes also run groups of 256 and a K of 13 k-blocks of at least 128: the tile_k 256
-   tiles of <= 32 tokens bring the scale rows of several k-blocks by one copy there (Params::s2d,
-   chunks of Cfg::kSChunk k-blocks), and these put chunk ends inside and at the end of each half. */
+   stage or, for the large tiles, half into rank 0's epilogue buffer and half into its ring, rank 0
+   a few k-blocks ahead): for every selected sm90 kernel, sms / 2 output tiles (one row of them along
+   M, the last rows of the token tile empty), K of an odd number of k-blocks (uneven halves) where
+   tile_k >= 128. Kernels the mode does not apply to (clusters, pingpong, tiles whose accumulators
+   exceed the ring) run the same problem by stream-K or split-K. The fine-grained modes also run
+   groups of 256 and a K of 13 k-blocks of at least 128: the tile_k 256 tiles of <= 32 tokens bring
+   the scale rows of several k-blocks by one copy there (Params::s2d, chunks of Cfg::kSChunk
+   k-blocks), and these put chunk ends inside and at the end of each half. Every kernel also runs a K
+   of four k-blocks, where 128x256x64's lead of four leaves rank 1 one (kpair_h's clamp). */
 static void test_k_pair(void **state) {
   (void)state;
   if (!gpu_present()) skip();
   test_rng r = test_rng_fresh("sm90_k_pair");
   const int sms = sm_count();
-  int tested = 0, paired = 0, coop = 0;
+  int tested = 0, paired = 0, coop = 0, paired4 = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
@@ -544,8 +546,14 @@ static void test_k_pair(void **state) {
     } else if (w4a16_sm90_last_streamk < 1 && w4a16_sm90_last_split != 2) {
       fail_msg("%s: neither the K pair nor stream-K nor split 2 ran", k->name);
     }
-    if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;
     w4a16_problem q = p;
+    q.k = 4 * k->tile_k;
+    if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) {
+      check_two_runs(k, &q, &r, "K pair, 4 k-blocks");
+      paired4 += w4a16_sm90_last_kpair != 0;
+    }
+    if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;
+    q = p;
     q.group_size = 256;
     q.k = 1280;
     if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) check_two_runs(k, &q, &r, "K pair, groups of 256");
@@ -554,8 +562,9 @@ static void test_k_pair(void **state) {
     if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) check_two_runs(k, &q, &r, "K pair, 13 k-blocks");
   }
   if (!tested) skip();
-  fprintf(stderr, "K pair: %d of %d kernels (%d cooperative 1x1x1)\n", paired, tested, coop);
+  fprintf(stderr, "K pair: %d of %d kernels (%d cooperative 1x1x1), %d at 4 k-blocks\n", paired, tested, coop, paired4);
   if (coop && !paired) fail_msg("no cooperative 1x1x1 kernel ran the K pair");
+  if (paired && !paired4) fail_msg("no kernel ran the K pair at 4 k-blocks");
 }
 
 /* Launch order: for every selected kernel (all families), GEMM 1 (M x 1024 x 32768: long, so that
