@@ -63,49 +63,48 @@
 //
 // Stream-K (p->stream_k, runtime/families.c picks it where the output tiles leave the last wave
 // part-empty and split-K does not apply, or for tile_k 256 from M = 17 in place of split-K too):
-// the grid's G clusters share the I = tiles x k-blocks
-// iterations of the problem, tile-major, in G consecutive parts of I / G or I / G + 1 (tiles of
-// <= 16 or >= 128 tokens with long parts: I / G - 1 .. I / G + 1, shrinking with the index;
-// sk_start). A tile cut between clusters is begun (k-block 0) by the last unit of one cluster and
-// finished by the first units of the next ones: those write their fp32 accumulators to their
-// CTA's slot of the workspace (fragment order) and raise their CTA's flag (the launch's token,
-// release); the cluster that began the tile waits for those flags (acquire), adds the slots in cluster order
-// (K order; with Cfg::kSkRing the last cluster's slot comes into the stage ring by bulk copies
-// as the mainloop ends and is added last, as the epilogue stages the tile: a fixed order either
-// way, the same bits on every run of the grid), clears the flags (a graph replay reuses the
-// token) and runs the epilogue. Only a cluster's last unit waits, and only for first units, which
-// never wait: no chain of waits. Where the tiles fill more than a wave, the parts cover only the
-// last part-wave's tiles and each cluster first runs as many of the others tile by tile (the
-// data-parallel + stream-K hybrid of the paper below; Params::streamk, streamk_dp_tiles): those
-// never wait either. The launch keeps the grid within what the device holds at once
-// (occupancy); even with fewer CTAs resident, as long as they start in index order and two fit,
-// a waiting cluster waits only for later clusters' first units, and the earlier clusters can
-// always finish and make room. After the approach of Osama et al., "Stream-K: Work-centric Parallel
-// Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP 2023). The flags are a
-// warp of the producer warpgroup's (the flag warp, W4A16_SM90_FLAG_WARP): it releases a partial's
-// flag once the consumers that stored it have arrived on a named barrier, and waits for the flags of
-// a tile its CTA began while the consumers still run that tile's mainloop; the consumers neither
-// wait for a release's memory barrier nor poll (H100, sixteenth session, docs/PERFORMANCE.md:
-// 10240x8192 M = 17..64 0.97-0.99x, 28672x4096 0.975-0.98x, 4096x4096 M = 17..32 1.02x, 0.996x
-// geomean over 42 stream-K problems, two calls).
+// the grid's G clusters share the I = tiles x k-blocks iterations of the problem, tile-major, in G
+// consecutive parts of I / G or I / G + 1 (tiles of <= 16 or >= 128 tokens with long parts:
+// I / G - 1 .. I / G + 1, shrinking with the index; sk_start). A tile cut between clusters is begun
+// (k-block 0) by the last unit of one cluster and finished by the first units of the next ones:
+// those write their fp32 accumulators to their CTA's slot of the workspace (fragment order) and
+// raise their CTA's flag (the launch's token, release); the cluster that began the tile waits for
+// those flags (acquire), adds the slots in cluster order (K order; with Cfg::kSkRing the last
+// cluster's slot comes into the stage ring by bulk copies as the mainloop ends and is added last,
+// as the epilogue stages the tile: a fixed order either way, the same bits on every run of the
+// grid), clears the flags (a graph replay reuses the token) and runs the epilogue. Only a cluster's
+// last unit waits, and only for first units, which never wait: no chain of waits. Where the tiles
+// fill more than a wave, the parts cover only the last part-wave's tiles and each cluster first
+// runs as many of the others tile by tile (the data-parallel + stream-K hybrid of the paper below;
+// Params::streamk, streamk_dp_tiles): those never wait either. The launch keeps the grid within
+// what the device holds at once (occupancy); even with fewer CTAs resident, as long as they start
+// in index order and two fit, a waiting cluster waits only for later clusters' first units, and the
+// earlier clusters can always finish and make room. After the approach of Osama et al., "Stream-K:
+// Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU" (PPoPP
+// 2023). The flags are a warp of the producer warpgroup's (the flag warp, W4A16_SM90_FLAG_WARP): it
+// releases a partial's flag once the consumers that stored it have arrived on a named barrier, and
+// waits for the flags of a tile its CTA began while the consumers still run that tile's mainloop;
+// the consumers neither wait for a release's memory barrier nor poll (H100, sixteenth session,
+// docs/PERFORMANCE.md: 10240x8192 M = 17..64 0.97-0.99x, 28672x4096 0.975-0.98x, 4096x4096
+// M = 17..32 1.02x, 0.996x geomean over 42 stream-K problems, two calls).
 //
-// K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 % of
-// the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched in
-// clusters of two, CTA 2 t + r takes tile t's first kpair_h k-blocks (rank 0) or the rest
-// (rank 1). Rank 0's producer announces, once its last use is released, the stage that its remaining k-blocks no longer
-// need; rank 1 writes its fp32 accumulators there by st.async (distributed shared memory, counted on
-// an mbarrier of rank 0), rank 0 adds them after its own and runs the epilogue. No workspace, no
-// flags, no global round trip: stream-K's fixup (the partial's release, the flag, the reads) cost
-// 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session). Also in place of split-K
-// into two slices (where the runtime splits a tile_k < 256 tile's K in two): no fp32 partials through
-// memory and no reduction kernel. Tiles whose accumulators exceed a stage (kPairRing: 128x128x128,
-// 128x256x64, 256x64x128, 128x64x128) hand them over in two halves: the first into rank 0's
-// epilogue buffer as soon as rank 1's mainloop ends, the second into the ring stages rank 0's
-// mainloop frees first, with rank 0 a few k-blocks ahead (Params::kpair - 1, kpair_lead) so that
-// both move while its mainloop runs; rank 0 adds them as its epilogue stages the tile in the ring
-// stages after the second half's (H100, nineteenth session: the ring handoff 0.92-1.00x split-K's
-// time on 17 problems of M = 17..512; twenty-fourth session: the two halves 0.954-0.993x the ring
-// handoff's time on five problems of M = 128..512, docs/PERFORMANCE.md).
+// K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 %
+// of the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched
+// in clusters of two, CTA 2 t + r takes tile t's first kpair_h k-blocks (rank 0) or the rest
+// (rank 1). Rank 0's producer announces, once its last use is released, the stage that its remaining
+// k-blocks no longer need; rank 1 writes its fp32 accumulators there by st.async (distributed
+// shared memory, counted on an mbarrier of rank 0), rank 0 adds them after its own and runs the
+// epilogue. No workspace, no flags, no global round trip: stream-K's fixup (the partial's release,
+// the flag, the reads) cost 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session).
+// Also in place of split-K into two slices (where the runtime splits a tile_k < 256 tile's K in
+// two): no fp32 partials through memory and no reduction kernel. Tiles whose accumulators exceed a
+// stage (kPairRing: 128x128x128, 128x256x64, 256x64x128, 128x64x128) hand them over in two halves:
+// the first into rank 0's epilogue buffer as soon as rank 1's mainloop ends, the second into the
+// ring stages rank 0's mainloop frees first, with rank 0 a few k-blocks ahead (Params::kpair - 1,
+// kpair_lead) so that both move while its mainloop runs; rank 0 adds them as its epilogue stages
+// the tile in the ring stages after the second half's (H100, nineteenth session: the ring handoff
+// 0.92-1.00x split-K's time on 17 problems of M = 17..512; twenty-fourth session: the two halves
+// 0.954-0.993x the ring handoff's time on five problems of M = 128..512, docs/PERFORMANCE.md).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
@@ -312,11 +311,11 @@ struct Cfg {
   // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
   // Not with four consumer warpgroups: at their 104 registers both loops compiled into one kernel
   // spill (256x32x128: 140 bytes) and it ran 1.1-1.6x slower than the pre-scaled loop (tenth session).
-  // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles whose fp32 accumulators fit the
-  // stage ring (rank 1's go into a stage of rank 0, or from stage 0 over several once every stage
-  // is free: kPairRing); it uses the two order barriers, idle in this schedule.
-  // (kPairRing: tiles with the tensor-store epilogue only, which adds rank 1's accumulators as it
-  // stages the tile: added in registers first, 128x256x64 spilled 432 bytes)
+  // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles: rank 1's accumulators go into a
+  // stage of rank 0, or in two halves (kPairRing, below) where they exceed a stage; it uses the two
+  // order barriers, idle in this schedule. (kPairRing: tiles with the tensor-store epilogue only,
+  // which adds rank 1's accumulators as it stages the tile: added in registers first, 128x256x64
+  // spilled 432 bytes)
   static constexpr bool kPairRing = TN * TM * 4 > kStageBytes;
   // kPairRing, in two halves: the first half of rank 1's pieces (fragment order, nthr x 16 bytes a
   // piece) goes into rank 0's epilogue buffer (fp32 half a tile: the bytes of the staged 16-bit
@@ -330,10 +329,11 @@ struct Cfg {
   static constexpr int kPairLate = (TN * TM * 2 + kStageBytes - 1) / kStageBytes;
   static constexpr int kPairBoxes = kStageBytes / (TM * 128) > 0 ? kStageBytes / (TM * 128) : 1;
   static constexpr int kPairOut = (TN / 64 + kPairBoxes - 1) / kPairBoxes;
-  static constexpr bool kPairOk = kCoop && kCluster == 1 &&
-                                  (kPairRing ? kTmaStore && TM * 128 <= kStageBytes && kPairLate + kPairOut <= STAGES : true);
+  static constexpr bool kPairOk =
+      kCoop && kCluster == 1 &&
+      (kPairRing ? kTmaStore && TM * 128 <= kStageBytes && kPairLate + kPairOut <= STAGES : true);
   // Stream-K: the last partial of a tile this CTA began comes into the stage ring (from stage 0,
-  // fragment order, as the K pair's do) by bulk copies of the flag warp, each stage's part as soon as
+  // fragment order, as the K pair's did before its two halves) by bulk copies of the flag warp, each stage's part as soon as
   // the mainloop has released that stage for good, and the epilogue adds it as it stages the tile:
   // cooperative tiles with the tensor-store epilogue whose fp32 tile fits the ring, of 128 KB (the
   // 128x256 tiles). H100, twentieth session (docs/PERFORMANCE.md): 128x256x64 0.983-0.998x the time
