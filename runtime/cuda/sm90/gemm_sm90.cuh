@@ -327,11 +327,11 @@ struct Cfg {
   // place until its epilogue has read it.
   static constexpr int kPairPieces = R * (TM / 8);
   static constexpr int kPairLate = (TN * TM * 2 + kStageBytes - 1) / kStageBytes;
-  static constexpr int kPairBoxes = kStageBytes / (TM * 128) > 0 ? kStageBytes / (TM * 128) : 1;
+  static_assert(kStageBytes >= TM * 128, "a stage holds a box of the output tile (TK >= 64)");
+  static constexpr int kPairBoxes = kStageBytes / (TM * 128);
   static constexpr int kPairOut = (TN / 64 + kPairBoxes - 1) / kPairBoxes;
   static constexpr bool kPairOk =
-      kCoop && kCluster == 1 &&
-      (kPairRing ? kTmaStore && TM * 128 <= kStageBytes && kPairLate + kPairOut <= STAGES : true);
+      kCoop && kCluster == 1 && (kPairRing ? kTmaStore && kPairLate + kPairOut <= STAGES : true);
   // Stream-K: the last partial of a tile this CTA began comes into the stage ring (from stage 0,
   // fragment order, as the K pair's did before its two halves) by bulk copies of the flag warp, each stage's part as soon as
   // the mainloop has released that stage for good, and the epilogue adds it as it stages the tile:
@@ -1199,13 +1199,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             acc[r][4 * i + 3] += __uint_as_float(v.w);
           }
       };
-      // K pair, kPairRing: rank 0's address of this thread's part of the second half's piece jj (a
-      // piece is nthr x 16 bytes), from stage h % STAGES on around the ring (ring0: h % STAGES)
+      // K pair, kPairRing: the offset in rank 0's ring of this thread's part of the second half's
+      // piece jj (a piece is nthr x 16 bytes), from stage h % STAGES on around the ring (ring0)
       uint32_t ring0 = 0;
       auto pair_late = [&](int jj) -> uint32_t {
-        uint32_t off = ring0 * (uint32_t)C::kStageBytes + (uint32_t)(jj * nthr + ltid) * 16u;
-        if (off >= (uint32_t)(C::STAGES * C::kStageBytes)) off -= (uint32_t)(C::STAGES * C::kStageBytes);
-        return base + off;
+        const uint32_t off = ring0 * (uint32_t)C::kStageBytes + (uint32_t)(jj * nthr + ltid) * 16u;
+        return off < (uint32_t)(C::STAGES * C::kStageBytes) ? off : off - (uint32_t)(C::STAGES * C::kStageBytes);
       };
       constexpr int kHalf = C::kPairPieces / 2;
       if (C::kPairOk && p.kpair) {
@@ -1242,7 +1241,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 #pragma unroll
               for (int i = 0; i < C::TM / 8; ++i) {
                 const int jp = r * (C::TM / 8) + i;
-                if (jp >= kHalf) st_async_v4_mapped(rbase + (pair_late(jp - kHalf) - base), rbar, piece(r, i));
+                if (jp >= kHalf) st_async_v4_mapped(rbase + pair_late(jp - kHalf), rbar, piece(r, i));
               }
           } else {
             mbar_wait(bar_free, 0);
@@ -1414,7 +1413,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           const int jp = r * (C::TM / 8) + i;
           if (sk_ring || pair_ring) {
             const uint4 v = lds128(!pair_ring ? base + (uint32_t)((jp * nthr + ltid) * 16)
-                                   : jp < kHalf ? epi + (uint32_t)((jp * nthr + ltid) * 16) : pair_late(jp - kHalf));
+                                   : jp < kHalf ? epi + (uint32_t)((jp * nthr + ltid) * 16) : base + pair_late(jp - kHalf));
             a[0] += __uint_as_float(v.x);
             a[1] += __uint_as_float(v.y);
             a[2] += __uint_as_float(v.z);
