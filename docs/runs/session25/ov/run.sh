@@ -1,0 +1,29 @@
+#!/bin/bash
+# twenty-fifth session call 2: the overlap mainloop's k-block issued as one wgmma group (b0, HEAD),
+# two (b1, W4A16_SM90_OV_SPLIT=2) or four (b2, =4), each group converted just before its wgmmas and
+# the previous block's groups waited for after all of them (wait_group = groups a block).
+# Subset builds (128x256x64, 128x128x128 bf16 fgs 1x1x1); one bench process per problem x kernel x
+# variant, rotating, three rounds.
+R=$PWD; export LD_LIBRARY_PATH=$R/.carry/lib
+L=$OUT/logs; mkdir -p $L
+fin() { cd $OUT && tar cJf logs.txz logs && rm -rf logs; }
+trap fin EXIT
+cd /tmp; for f in $R/.carry/a/*.xz; do xz -dc $f > $(basename $f .xz); chmod +x $(basename $f .xz); done
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee $L/gpu.txt
+SECONDS=0
+P=("128x128x128 256 8192x8192" "128x128x128 256 4096x4096" "128x128x128 256 6144x4096" "128x128x128 512 4096x4096"
+   "128x256x64 256 8192x8192" "128x256x64 1024 4096x4096" "128x256x64 1024 6144x4096")
+for r in 1 2 3; do
+  for i in "${!P[@]}"; do
+    set -- ${P[$i]}
+    for j in 0 1 2; do
+      v=$(( (j + r + i) % 3 ))
+      set -f
+      timeout 60 ./b$v --m $2 --nk $3 --kernels "*bf16_u4_fgs_$1_1x1x1*" --no-cublas --iterations 20 --csv -q -o /tmp/o.csv
+      set +f
+      tail -n +2 /tmp/o.csv | sed "s/^/$v,$r,/" >> $L/all.csv
+    done
+  done
+  echo "round $r ${SECONDS}s"
+done
+head -1 /tmp/o.csv > $L/header.csv
