@@ -1,0 +1,31 @@
+#!/bin/bash
+# twenty-fifth session call 6: the consumer warpgroups taking turns at issuing each k-block's wgmmas
+# (W4A16_SM90_TURNS=1, b_tu: named barriers 8 and 9) against HEAD (b_10)
+# Subset builds (128x256x64, 128x128x128 bf16 fgs 1x1x1); one bench process per problem x
+# kernel x variant, rotating, three rounds.
+R=$PWD; export LD_LIBRARY_PATH=$R/.carry/lib
+L=$OUT/logs; mkdir -p $L
+fin() { cd $OUT && tar cJf logs.txz logs && rm -rf logs; }
+trap fin EXIT
+cd /tmp; for f in $R/.carry/a/*.xz; do xz -dc $f > $(basename $f .xz); chmod +x $(basename $f .xz); done
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee $L/gpu.txt
+SECONDS=0
+timeout 120 ./tk_tu > $L/tk.txt 2>&1; echo "test_gpu_kernels (turns) rc $? ${SECONDS}s"; tr '\r' '\n' < $L/tk.txt | grep -v "^case" > $L/tk_summary.txt; rm -f $L/tk.txt; grep -E "PASSED|FAILED" $L/tk_summary.txt | tail -3
+SECONDS=0
+P=("128x128x128 256 8192x8192" "128x128x128 256 4096x4096" "128x128x128 256 6144x4096" "128x128x128 512 4096x4096"
+   "128x256x64 256 8192x8192" "128x256x64 1024 4096x4096" "128x256x64 1024 6144x4096")
+V=(10 tu)
+for r in 1 2 3 4; do
+  for i in "${!P[@]}"; do
+    set -- ${P[$i]}
+    for j in 0 1; do
+      v=$(( (j + r + i) % 2 ))
+      set -f
+      timeout 60 ./b_${V[$v]} --m $2 --nk $3 --kernels "*bf16_u4_fgs_$1_1x1x1*" --no-cublas --iterations 20 --csv -q -o /tmp/o.csv
+      set +f
+      tail -n +2 /tmp/o.csv | sed "s/^/$v,$r,/" >> $L/all.csv
+    done
+  done
+  echo "round $r ${SECONDS}s"
+done
+head -1 /tmp/o.csv > $L/header.csv
