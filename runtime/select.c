@@ -187,7 +187,13 @@ static const w4a16_heuristic_rule g_rules[] = {
        of 88 within 10 %) and checked on M values they were not chosen on (docs/runs/session19/heur2:
        M = 576..1792 bf16 45 -> 53 of 56; M = 640 / 1024 / 1536 f16 16 -> 24, per-column 15 -> 24 of
        24; zero points 16 -> 24 and groups of 64 15 -> 24 of 24, whose rows' changes were read off
-       these two profiles). */
+       these two profiles). Twenty-fifth session: a row for M = 9..16 on N = 4097..6144, K <= 4096
+       (6144x4096 of the eight) takes the TMA GEMV with 8 KB stages, four of them (32x16x512), added to
+       the default set for it (scale-only and per-column): at M = 16, bf16 group 128, 7.49-7.53 against
+       7.74-7.78 us for the row after it (32x16x1024); w4a16 tune --compare-heuristic at M = 9 / 12 / 16
+       (H100, docs/runs/session25/g16, g16b): bf16 scale-only the best (7.31-7.46 us), bf16 per-column
+       2-3 % ahead of 32x16x1024, fp16 scale-only 1.035-1.049x behind it (the table has no dtype
+       column; within the 10 % bar). */
     {"h100-m1-1-n0-3584-k0-8192", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt2", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0},
@@ -272,6 +278,8 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m9-16-n0-4096-k0-8192", 9, 16, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n0-4096-k0-8192-alt", 9, 16, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n4097-6144-k0-8192-g64", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 64, 0, 0, 0, 0},
+    {"h100-m9-16-n4097-6144-k0-4096", 9, 16, 4097, 6144, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 4, 4, 0, 0.0f, 512, 512,
+     (1u << W4A16_FINEGRAINED_SCALE_ONLY) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m9-16-n4097-6144-k0-8192", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n4097-6144-k0-8192-alt", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0},
     {"h100-m17-32-n0-3584-k0-8192", 17, 32, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0},

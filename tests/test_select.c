@@ -36,6 +36,13 @@
    .cluster_k = 1, .schedule = W4A16_SCHEDULE_COOPERATIVE, .stages = 8, .split_k = 12, .threads = 640,     \
    .smem_bytes = 200000, .min_group = 32, .impl = NULL}
 
+/* a bf16 TMA GEMV kernel (sm90a) that takes fine-grained groups of at least `mg` only (tile_m 16) */
+#define KG_(nm, md, tn, tm, tk, st, mg)                                                                     \
+  {.name = nm, .family = W4A16_FAMILY_GEMV, .sm_min = 90, .sm_max = 90, .arch = "sm90a",                  \
+   .dtype = W4A16_DTYPE_BF16, .mode = md, .tile_n = tn, .tile_m = tm, .tile_k = tk, .cluster_n = 1,       \
+   .cluster_m = 1, .cluster_k = 1, .schedule = W4A16_SCHEDULE_GEMV_TMA, .stages = st, .split_k = 1,       \
+   .threads = 256, .smem_bytes = 40000, .min_group = mg, .impl = NULL}
+
 #define BF W4A16_DTYPE_BF16
 #define FH W4A16_DTYPE_F16
 #define FGS W4A16_FINEGRAINED_SCALE_ONLY
@@ -53,6 +60,8 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n16_m8_k512_s4_sk8", GEMV, 80, 999, BF, FGS, 16, 8, 512, 4, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 2, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 16, 1024, 3, 1),
+    KG_("w4a16_gemv_bf16_u4_fgs_n32_m16_k512_s4_tma", FGS, 32, 16, 512, 4, 128),
+    KG_("w4a16_gemv_bf16_u4_fgsz_n32_m16_k512_s4_tma", FGSZ, 32, 16, 512, 4, 128),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 8, 1024, 3, 1),
@@ -275,6 +284,24 @@ static void test_h100_table(void **state) {
   p16 = test_problem(16, 10240, 8192, 64, FGSZ, BF);
   k = h100_pick(&p16, "h100-m9-16-n6145-16384-alt", r, &n);
   assert_int_equal(k->tile_k, 256);
+  /* bf16 scale-only at M = 9..16 on 6144x4096 (K <= 4096): the TMA GEMV with four 8 KB stages
+     (32x16x512, twenty-fifth session); K = 8192 on the same N keeps 32x16x1024, and zero points skip
+     the row (its modes column: scale-only and per-column) even where a zero-point kernel of the class
+     is registered (this fake one) */
+  w4a16_problem p16b = bf16_problem(12, 6144, 4096);
+  k = h100_pick(&p16b, "h100-m9-16-n4097-6144-k0-4096", r, &n);
+  assert_int_equal(k->family, W4A16_FAMILY_GEMV);
+  assert_int_equal(k->schedule, W4A16_SCHEDULE_GEMV_TMA);
+  assert_int_equal(k->tile_n, 32);
+  assert_int_equal(k->tile_k, 512);
+  assert_int_equal(k->stages, 4);
+  p16b = bf16_problem(16, 6144, 8192);
+  k = h100_pick(&p16b, "h100-m9-16-n4097-6144-k0-8192", r, &n);
+  assert_int_equal(k->tile_k, 1024);
+  p16b = test_problem(16, 6144, 4096, 128, FGSZ, BF);
+  n = query(132, 90, &p16b, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_not_equal(r[0].rule, "h100-m9-16-n4097-6144-k0-4096");
   /* an fp16 problem at M = 16 on 6144x4096: the primary row's GEMV TMA class has no fp16 kernel in
      this registry, so its "-alt" row decides: sm90 128x16x256 (fourteenth session, refitted with the
      other models' layers), not the sm80 fp16 tile; groups of 64 take 128x16x128 (the "-g64" row) */

@@ -67,10 +67,16 @@ TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of wei
 TMA_SMEM_LIMIT = 113 * 1024
 TMA_SMEM_LIMIT_1 = 226 * 1024  # tile_m 16, one CTA per SM
 # (tile_n, tile_m, TPW, stages): the H100 winners at M <= 8, at M = 9..16, and with 8 KB stages on
-# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session)
+# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session);
 TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),
                (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3),
                (16, 8, 2, 2), (16, 8, 2, 4)}
+# ... and for scale-only and per-column only: n32_m16_k512_s4 (8 KB stages, four of them) for M = 9..16
+# on 6144x4096, 7.49-7.53 against 7.74-7.78 us for n32_m16_k1024_s2 at M = 16 (bf16 group 128), which
+# keeps that layer's M = 16 within 1.5x of its M = 1 (issue 4; H100, twenty-fifth session). Its
+# zero-point consumer spills 8 bytes (ptxas -v), and the heuristic's row for it is scale-only and
+# per-column (runtime/select.c).
+TMA_DEFAULT_NO_ZEROS = {(32, 16, 2, 4)}
 
 # default (CI) set, per dtype x mode: (tile_n, tile_m, tile_k, stages, split_k) that won the
 # H100 sweep of docs/PERFORMANCE.md on the Llama-3 layers: M <= 8 on 16 rows (small N; 1 or 2
@@ -172,5 +178,6 @@ def is_valid(c):
 
 def is_default(c):
     if c.schedule == Schedule.GEMV_TMA:
-        return (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages) in TMA_DEFAULT
+        key = (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages)
+        return key in TMA_DEFAULT or (key in TMA_DEFAULT_NO_ZEROS and c.mode != QuantMode.FINEGRAINED_SCALE_AND_ZEROS)
     return (c.tile_n, c.tile_m, c.tile_k, c.stages, c.split_k) in DEFAULT
