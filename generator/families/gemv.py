@@ -67,7 +67,7 @@ TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of wei
 TMA_SMEM_LIMIT = 113 * 1024
 TMA_SMEM_LIMIT_1 = 226 * 1024  # tile_m 16, one CTA per SM
 # (tile_n, tile_m, TPW, stages): the H100 winners at M <= 8, at M = 9..16, and with 8 KB stages on
-# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session);
+# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session)
 TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),
                (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3),
                (16, 8, 2, 2), (16, 8, 2, 4)}
