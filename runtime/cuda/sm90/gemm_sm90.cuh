@@ -1548,7 +1548,8 @@ static inline bool pdl_enabled() {
 template <class C>
 static inline int prefetch_stages(bool sk_only) {
   static const char *e = getenv("W4A16_SM90_PREFETCH");
-  if (e) return atoi(e);
+  static const int set = e ? atoi(e) : 0;  // parsed once, like the file's other switches
+  if (e) return set;
   return C::TM <= 16 ? -3 : C::TM <= 32 && C::TK == 256 && sk_only ? -4 : -8;
 }
 
@@ -1661,8 +1662,11 @@ static inline bool kpair_enabled() {
 // tile (measurement switch).
 template <class C>
 static inline int kpair_lead() {
-  static const char *e = getenv("W4A16_SM90_KPAIR_LEAD");
-  if (e && atoi(e) >= 0) return atoi(e);
+  static const int set = []() {  // parsed once; unset or negative: the rule below
+    const char *e = getenv("W4A16_SM90_KPAIR_LEAD");
+    return e ? atoi(e) : -1;
+  }();
+  if (set >= 0) return set;
   return C::kPairRing ? C::TN * C::TM * 4 / 32768 : 0;
 }
 
