@@ -73,6 +73,10 @@ DEFAULT_TILES = {
     # docs/PERFORMANCE.md, twelfth session)
     (128, 16, 256, 1, 1, Schedule.COOPERATIVE),
     (128, 16, 128, 1, 1, Schedule.COOPERATIVE),
+    # M <= 8 (wgmma N = 8): 128x8x256 streams 10240x8192 (stream-K) 2.4-2.9 % faster than 128x16x256
+    # at M = 1 and 8, 57344x8192 0.5-1.4 % (it loses on the K-pair layers, 8192x8192 5-7 %); H100,
+    # docs/PERFORMANCE.md, twenty-fifth session
+    (128, 8, 256, 1, 1, Schedule.COOPERATIVE),
 }
 DEFAULT_ZERO_POINT_TILES = {
     (128, 64, 128, 1, 1, Schedule.COOPERATIVE),

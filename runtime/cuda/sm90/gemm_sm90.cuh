@@ -351,13 +351,14 @@ struct Cfg {
   // ptxas spill there (128x16x256's producer 148 bytes, zero-point 128x256x64 2x1x1 56 bytes).
   static constexpr bool kSkDp = TM_ >= 64 && !(kZeros && kCluster > 1);
   // k-blocks whose scale (zero) rows one copy brings where the launch chunks them (Params::s2d bit
-  // 1, the kernel's CHUNK): the tile_k 256 tiles of <= 32 tokens only, which otherwise take a bulk
+  // 1, the kernel's CHUNK): the tile_k 256 tiles of 16 or 32 tokens only, which otherwise take a bulk
   // copy a row (two a k-block for groups of 128; see s2d_min_rows). Four (eight rows at groups of
   // 128: kGrMax) or fewer: at most STAGES - 1 and not a divisor of STAGES, so that no two chunks of a
   // unit begin STAGES k-blocks apart (see the producer). Chunks for the other tiles (already one
   // copy of the 2-D map a k-block) made them 1-3 % slower (fifteenth session, docs/PERFORMANCE.md).
   static constexpr int schunk_of(int c) { return c < 2 ? 1 : (c <= STAGES_ - 1 && STAGES_ % c != 0) ? c : schunk_of(c - 1); }
-  static constexpr int kSChunk = TK_ == 256 && TM_ <= 32 ? schunk_of(4) : 1;
+  // (Not the 8-token tile: its chunked instance spilled 72 bytes in ptxas -v, twenty-fifth session.)
+  static constexpr int kSChunk = TK_ == 256 && TM_ >= 16 && TM_ <= 32 ? schunk_of(4) : 1;
 
   static_assert(TN % 64 == 0 && R >= 1 && kWgRows * (kCoop ? NC : 1) == TN, "tile_n: 64 rows per wgmma per warpgroup");
   static_assert(NC == 2 || (NC == 4 && kCoop), "consumer warpgroups: 2, or 4 (cooperative)");
