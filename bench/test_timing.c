@@ -59,6 +59,18 @@ static void test_profile_bad_args(void **state) {
   assert_int_equal(w4a16_profile(&p, NULL, r, 4, &n), W4A16_STATUS_INVALID_SHAPE);
 }
 
+/* w4a16_time_launches' bad arguments: a status and a message, before any CUDA call */
+static void test_rounds_bad_args(void **state) {
+  (void)state;
+  int ctx = 0;
+  w4a16_timing_candidate cand[1] = {{NULL, &ctx}};
+  w4a16_timing_result r[1];
+  assert_int_equal(w4a16_time_launches(NULL, 1, 1, NULL, NULL, r), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_time_launches(cand, 1, 1, NULL, NULL, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_time_launches(cand, 0, 1, NULL, NULL, r), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "n = 0"));
+}
+
 /* ---- GPU ---- */
 
 typedef struct memset_ctx {
@@ -67,6 +79,7 @@ typedef struct memset_ctx {
   int calls;
   int fail_at; /* call index that fails (-1 none) */
   int malloc_inside;
+  size_t stride; /* bytes between copies (0: bytes) */
 } memset_ctx;
 
 static w4a16_status memset_launch(void *vctx, int copy, void *stream, char *msg, size_t cap) {
@@ -84,7 +97,8 @@ static w4a16_status memset_launch(void *vctx, int copy, void *stream, char *msg,
     }
     cudaFree(p);
   }
-  cudaError_t e = cudaMemsetAsync(c->buf + (size_t)copy * c->bytes, copy + 1, c->bytes, (cudaStream_t)stream);
+  const size_t stride = c->stride ? c->stride : c->bytes;
+  cudaError_t e = cudaMemsetAsync(c->buf + (size_t)copy * stride, copy + 1, c->bytes, (cudaStream_t)stream);
   if (e != cudaSuccess) {
     snprintf(msg, cap, "cudaMemsetAsync: %s", cudaGetErrorString(e));
     return W4A16_STATUS_CUDA_ERROR;
@@ -94,7 +108,7 @@ static w4a16_status memset_launch(void *vctx, int copy, void *stream, char *msg,
 
 static void test_time_memset(void **state) {
   (void)state;
-  memset_ctx c = {NULL, (size_t)16 << 20, 0, -1, 0};
+  memset_ctx c = {NULL, (size_t)16 << 20, 0, -1, 0, 0};
   int copies = w4a16_timing_copies(c.bytes, 0, (size_t)4 << 30);
   assert_true(copies >= 2); /* 16 MB copies against a >= 8 MB L2 */
   assert_int_equal(cudaMalloc((void **)&c.buf, (size_t)copies * c.bytes), cudaSuccess);
@@ -132,6 +146,44 @@ static void test_time_memset(void **state) {
   assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, NULL, &r), W4A16_STATUS_OK);
   cudaStreamDestroy(s);
   cudaFree(c.buf);
+}
+
+/* w4a16_time_launches: each candidate's result in its own slot (a memset of half the bytes takes
+   less time than the whole one, listed after it), a failing candidate reported and not timed */
+static void test_time_rounds(void **state) {
+  (void)state;
+  const size_t bytes = (size_t)16 << 20;
+  int copies = w4a16_timing_copies(bytes, 0, (size_t)4 << 30);
+  char *buf = NULL;
+  assert_int_equal(cudaMalloc((void **)&buf, (size_t)copies * bytes), cudaSuccess);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  memset_ctx c[3] = {{buf, bytes, 0, -1, 0, 0}, {buf, bytes / 4, 0, 0, 0, bytes}, {buf, bytes / 2, 0, -1, 0, bytes}};
+  w4a16_timing_candidate cand[3] = {{memset_launch, &c[0]}, {memset_launch, &c[1]}, {memset_launch, &c[2]}};
+  w4a16_timing_result r[3];
+  w4a16_timing_options o = {2, 7, 0, 0, 0};
+  assert_int_equal(w4a16_time_launches(cand, 3, copies, s, &o, r), W4A16_STATUS_OK);
+  for (int i = 0; i < 3; ++i)
+    fprintf(stderr, "[timing] rounds, candidate %d (%zu bytes): %s median %.2f us (min %.2f max %.2f), %d launches, "
+                    "%d samples %s\n",
+            i, c[i].bytes, w4a16_status_name(r[i].status), r[i].median_us, r[i].min_us, r[i].max_us, r[i].launches,
+            r[i].samples, r[i].message);
+  assert_int_equal(r[1].status, W4A16_STATUS_NOT_SUPPORTED);
+  assert_non_null(strstr(r[1].message, "deliberate failure"));
+  assert_int_equal(r[1].samples, 0);
+  for (int i = 0; i < 3; i += 2) {
+    assert_int_equal(r[i].status, W4A16_STATUS_OK);
+    assert_int_equal(r[i].samples, 7);
+    assert_int_equal(r[i].copies, copies);
+    assert_true(r[i].launches >= copies && r[i].launches % copies == 0);
+    assert_true(r[i].min_us > 0 && r[i].min_us <= r[i].median_us && r[i].median_us <= r[i].max_us);
+    assert_string_equal(r[i].message, "");
+  }
+  assert_true(r[2].median_us < 0.8 * r[0].median_us); /* half the bytes */
+  assert_true(c[2].bytes / (r[2].median_us * 1e-6) / 1e9 < 20000.0);
+
+  cudaStreamDestroy(s);
+  cudaFree(buf);
 }
 
 static void test_profile_ranked(void **state) {
@@ -174,6 +226,7 @@ int main(void) {
       cmocka_unit_test(test_copies),
       cmocka_unit_test(test_bytes_flops),
       cmocka_unit_test(test_profile_bad_args),
+      cmocka_unit_test(test_rounds_bad_args),
   };
   int failed = cmocka_run_group_tests_name("timing_cpu", cpu, NULL, NULL);
   int ndev = 0;
@@ -183,6 +236,7 @@ int main(void) {
   }
   const struct CMUnitTest gpu[] = {
       cmocka_unit_test(test_time_memset),
+      cmocka_unit_test(test_time_rounds),
       cmocka_unit_test(test_profile_ranked),
   };
   failed += cmocka_run_group_tests_name("timing_gpu", gpu, NULL, NULL);

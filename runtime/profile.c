@@ -71,19 +71,36 @@ w4a16_status w4a16_profile(const w4a16_problem *problem, const w4a16_profile_opt
   const double flops = w4a16_timing_flops(problem), bytes = w4a16_timing_bytes(problem);
   size_t ran = 0, first_fail = n;
   char first_msg[320] = "";
-  for (size_t i = 0; i < n; ++i) {
-    w4a16_timing_result tr;
-    w4a16_timing_data_time(td, rows[i].r.kernel, &to, &tr);
-    rows[i].r.status = tr.status;
-    if (tr.status == W4A16_STATUS_OK) {
-      rows[i].r.median_us = (float)tr.median_us;
-      rows[i].r.tflops = (float)(flops / (tr.median_us * 1e-6) / 1e12);
-      rows[i].r.gbps = (float)(bytes / (tr.median_us * 1e-6) / 1e9);
+  const w4a16_kernel_desc **kernels = calloc(n, sizeof *kernels);
+  w4a16_timing_result *tr = calloc(n, sizeof *tr);
+  if (!kernels || !tr) {
+    free(kernels);
+    free(tr);
+    free(rows);
+    w4a16_timing_data_destroy(td);
+    return w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation failed");
+  }
+  for (size_t i = 0; i < n; ++i) kernels[i] = rows[i].r.kernel;
+  /* every candidate timed in the same rounds (timing.h): no candidate profits from its place */
+  st = w4a16_timing_data_time_many(td, kernels, (int)n, &to, tr);
+  for (size_t i = 0; i < n && st == W4A16_STATUS_OK; ++i) {
+    rows[i].r.status = tr[i].status;
+    if (tr[i].status == W4A16_STATUS_OK) {
+      rows[i].r.median_us = (float)tr[i].median_us;
+      rows[i].r.tflops = (float)(flops / (tr[i].median_us * 1e-6) / 1e12);
+      rows[i].r.gbps = (float)(bytes / (tr[i].median_us * 1e-6) / 1e9);
       ++ran;
     } else if (first_fail == n) {
       first_fail = i;
-      memcpy(first_msg, tr.message, sizeof first_msg);
+      memcpy(first_msg, tr[i].message, sizeof first_msg);
     }
+  }
+  free(kernels);
+  free(tr);
+  if (st != W4A16_STATUS_OK) {
+    free(rows);
+    w4a16_timing_data_destroy(td);
+    return st; /* message set */
   }
   w4a16_timing_data_destroy(td);
 

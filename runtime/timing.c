@@ -43,10 +43,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream_v,
-                               const w4a16_timing_options *options, w4a16_timing_result *res) {
-  memset(res, 0, sizeof *res);
-  if (!fn) return set_result(res, W4A16_STATUS_NULL_POINTER, "no launch function");
+static w4a16_timing_options normalized_options(const w4a16_timing_options *options) {
   w4a16_timing_options o = {0, 0, 0, 0, 0};
   if (options) o = *options;
   if (o.warmup <= 0) o.warmup = DEFAULT_WARMUP;
@@ -54,29 +51,37 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
   if (o.samples > MAX_SAMPLES) o.samples = MAX_SAMPLES;
   if (!(o.replay_target_us > 0)) o.replay_target_us = DEFAULT_REPLAY_US;
   if (o.max_launches <= 0) o.max_launches = DEFAULT_MAX_LAUNCHES;
-  if (copies < 1) copies = 1;
-  res->copies = copies;
-  cudaStream_t stream = (cudaStream_t)stream_v;
-  char msg[256] = "";
+  return o;
+}
 
-  /* everything the timed region uses is made here */
-  const int nev = o.samples + 1;
-  cudaEvent_t *ev = calloc((size_t)nev, sizeof *ev);
-  double *samp = calloc((size_t)o.samples, sizeof *samp);
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
+/* A launch made ready to time: its graph of res->launches launches, instantiated and uploaded. */
+typedef struct timer {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+} timer;
+
+static void timer_release(timer *t) {
+  if (t->exec) cudaGraphExecDestroy(t->exec);
+  if (t->graph) cudaGraphDestroy(t->graph);
+  t->exec = NULL;
+  t->graph = NULL;
+}
+
+/* Steps 1-3 of the method (timing.h): the checked launch, the warm-up, the graph of L launches and
+   one untimed replay. o is normalized. Sets res->status (and message), res->launches, res->copies. */
+static w4a16_status timer_prepare(w4a16_timing_launch_fn fn, void *ctx, int copies, cudaStream_t stream,
+                                  const w4a16_timing_options *o, timer *t, w4a16_timing_result *res) {
+  memset(res, 0, sizeof *res);
+  memset(t, 0, sizeof *t);
+  if (!fn) return set_result(res, W4A16_STATUS_NULL_POINTER, "no launch function");
+  res->copies = copies;
+  char msg[256] = "";
+  cudaEvent_t ev[2] = {NULL, NULL};
   cudaError_t e;
-  int made = 0;
-  if (!ev || !samp) {
-    set_result(res, W4A16_STATUS_OUT_OF_MEMORY, "host allocation of %d samples failed", o.samples);
-    goto done;
-  }
   cudaGetLastError(); /* a leftover non-sticky error is not this candidate's */
-  for (; made < nev; ++made) {
-    if ((e = cudaEventCreate(&ev[made])) != cudaSuccess) {
-      cuda_result(res, e, "cudaEventCreate");
-      goto done;
-    }
+  if ((e = cudaEventCreate(&ev[0])) != cudaSuccess || (e = cudaEventCreate(&ev[1])) != cudaSuccess) {
+    cuda_result(res, e, "cudaEventCreate");
+    goto done;
   }
 
   /* 1. one checked launch */
@@ -95,7 +100,7 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
     cuda_result(res, e, "cudaEventRecord");
     goto done;
   }
-  for (int i = 1; i <= o.warmup; ++i) {
+  for (int i = 1; i <= o->warmup; ++i) {
     st = fn(ctx, i % copies, stream, msg, sizeof msg);
     if (st != W4A16_STATUS_OK) {
       set_result(res, st, "warm-up launch %d failed: %s", i, msg[0] ? msg : w4a16_status_string(st));
@@ -108,12 +113,12 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
     cuda_result(res, e, "warm-up");
     goto done;
   }
-  double est_us = (double)ms * 1000.0 / o.warmup;
+  double est_us = (double)ms * 1000.0 / o->warmup;
   if (!(est_us > 0.1)) est_us = 0.1;
 
   /* 3. capture L launches over the copies in one graph */
-  double want = ceil(o.replay_target_us / est_us);
-  int launches = want > (double)o.max_launches ? o.max_launches : (int)want;
+  double want = ceil(o->replay_target_us / est_us);
+  int launches = want > (double)o->max_launches ? o->max_launches : (int)want;
   if (launches < 2) launches = 2;
   /* a whole number of rounds over the copies, so that the rotation holds across replays too (with
      launches % copies = r > 0 a replay's first r launches would reread the copies its previous
@@ -121,42 +126,90 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
      would pass max_launches and a round remains */
   const int rounds_up = (launches + copies - 1) / copies, rounds_down = launches / copies;
   launches = rounds_up * copies;
-  if (launches > o.max_launches && rounds_down >= 1) launches = rounds_down * copies;
+  if (launches > o->max_launches && rounds_down >= 1) launches = rounds_down * copies;
   res->launches = launches;
-  if ((e = cudaStreamBeginCapture(
-           stream, o.relaxed_capture ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
+  if ((e = cudaStreamBeginCapture(stream, o->relaxed_capture ? cudaStreamCaptureModeRelaxed
+                                                             : cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
     cuda_result(res, e, "cudaStreamBeginCapture");
     goto done;
   }
   for (int i = 0; i < launches; ++i) {
     st = fn(ctx, i % copies, stream, msg, sizeof msg);
     if (st != W4A16_STATUS_OK) {
-      cudaStreamEndCapture(stream, &graph);
+      cudaStreamEndCapture(stream, &t->graph);
       cudaGetLastError();
       set_result(res, st, "launch failed during graph capture: %s", msg[0] ? msg : w4a16_status_string(st));
       goto done;
     }
   }
-  if ((e = cudaStreamEndCapture(stream, &graph)) != cudaSuccess) {
+  if ((e = cudaStreamEndCapture(stream, &t->graph)) != cudaSuccess) {
     cudaGetLastError();
     cuda_result(res, e, "the launch is not capturable in a CUDA graph (cudaStreamEndCapture)");
     goto done;
   }
-  if ((e = cudaGraphInstantiate(&exec, graph, 0)) != cudaSuccess) {
+  if ((e = cudaGraphInstantiate(&t->exec, t->graph, 0)) != cudaSuccess) {
     cudaGetLastError();
     cuda_result(res, e, "cudaGraphInstantiate");
     goto done;
   }
   /* one untimed replay (uploads the graph) */
-  if ((e = cudaGraphLaunch(exec, stream)) != cudaSuccess || (e = cudaStreamSynchronize(stream)) != cudaSuccess) {
+  if ((e = cudaGraphLaunch(t->exec, stream)) != cudaSuccess || (e = cudaStreamSynchronize(stream)) != cudaSuccess) {
     cuda_result(res, e, "graph replay");
     goto done;
+  }
+  res->status = W4A16_STATUS_OK;
+  res->message[0] = '\0';
+
+done:
+  for (int i = 0; i < 2; ++i)
+    if (ev[i]) cudaEventDestroy(ev[i]);
+  if (res->status != W4A16_STATUS_OK) timer_release(t);
+  return res->status;
+}
+
+/* median, min and max of n per-launch samples (sorted in place) into res, which becomes OK */
+static void set_stats(w4a16_timing_result *res, double *samp, int n) {
+  qsort(samp, (size_t)n, sizeof *samp, cmp_double);
+  res->samples = n;
+  res->min_us = samp[0];
+  res->max_us = samp[n - 1];
+  res->median_us = (n % 2) ? samp[n / 2] : 0.5 * (samp[n / 2 - 1] + samp[n / 2]);
+  res->status = W4A16_STATUS_OK;
+  res->message[0] = '\0';
+}
+
+w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream_v,
+                               const w4a16_timing_options *options, w4a16_timing_result *res) {
+  const w4a16_timing_options o = normalized_options(options);
+  if (copies < 1) copies = 1;
+  cudaStream_t stream = (cudaStream_t)stream_v;
+  timer t;
+  if (timer_prepare(fn, ctx, copies, stream, &o, &t, res) != W4A16_STATUS_OK) return res->status;
+  const int launches = res->launches;
+
+  /* everything the timed region uses is made here */
+  const int nev = o.samples + 1;
+  cudaEvent_t *ev = calloc((size_t)nev, sizeof *ev);
+  double *samp = calloc((size_t)o.samples, sizeof *samp);
+  cudaError_t e;
+  float ms = 0.f;
+  int made = 0;
+  res->status = W4A16_STATUS_INTERNAL_ERROR; /* until the samples are in */
+  if (!ev || !samp) {
+    set_result(res, W4A16_STATUS_OUT_OF_MEMORY, "host allocation of %d samples failed", o.samples);
+    goto done;
+  }
+  for (; made < nev; ++made) {
+    if ((e = cudaEventCreate(&ev[made])) != cudaSuccess) {
+      cuda_result(res, e, "cudaEventCreate");
+      goto done;
+    }
   }
 
   /* 4. timed region: back-to-back replays between events, no allocation, no host sync */
   e = cudaEventRecord(ev[0], stream);
   for (int s = 0; s < o.samples && e == cudaSuccess; ++s) {
-    e = cudaGraphLaunch(exec, stream);
+    e = cudaGraphLaunch(t.exec, stream);
     if (e == cudaSuccess) e = cudaEventRecord(ev[s + 1], stream);
   }
   if (e != cudaSuccess || (e = cudaStreamSynchronize(stream)) != cudaSuccess) {
@@ -170,22 +223,83 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
     }
     samp[s] = (double)ms * 1000.0 / launches;
   }
-  qsort(samp, (size_t)o.samples, sizeof *samp, cmp_double);
-  res->samples = o.samples;
-  res->min_us = samp[0];
-  res->max_us = samp[o.samples - 1];
-  res->median_us = (o.samples % 2) ? samp[o.samples / 2]
-                                   : 0.5 * (samp[o.samples / 2 - 1] + samp[o.samples / 2]);
-  res->status = W4A16_STATUS_OK;
-  res->message[0] = '\0';
+  set_stats(res, samp, o.samples);
 
 done:
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
+  timer_release(&t);
   for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
   free(ev);
   free(samp);
   return res->status;
+}
+
+w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int copies, void *stream_v,
+                                 const w4a16_timing_options *options, w4a16_timing_result *res) {
+  if (!cands || !res) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "candidates or results is NULL");
+  if (n < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "n = %d candidates: must be >= 1", n);
+  const w4a16_timing_options o = normalized_options(options);
+  if (copies < 1) copies = 1;
+  cudaStream_t stream = (cudaStream_t)stream_v;
+  timer *t = calloc((size_t)n, sizeof *t);
+  int *ready = calloc((size_t)n, sizeof *ready);             /* indices of the prepared candidates */
+  double *samp = calloc((size_t)n * (size_t)o.samples, sizeof *samp); /* [candidate][round] */
+  cudaEvent_t *ev = calloc((size_t)n + 1, sizeof *ev);
+  w4a16_status out = W4A16_STATUS_OK;
+  int made = 0, nready = 0;
+  cudaError_t e = cudaSuccess;
+  if (!t || !ready || !samp || !ev) {
+    out = w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation for %d candidates x %d samples failed", n,
+                     o.samples);
+    goto done;
+  }
+  for (; made < n + 1; ++made) {
+    if ((e = cudaEventCreate(&ev[made])) != cudaSuccess) {
+      out = w4a16_fail_cuda((int)e, "cudaEventCreate");
+      goto done;
+    }
+  }
+  /* steps 1-3 for every candidate; the ones that fail keep their status and take no turns */
+  for (int i = 0; i < n; ++i)
+    if (timer_prepare(cands[i].fn, cands[i].ctx, copies, stream, &o, &t[i], &res[i]) == W4A16_STATUS_OK)
+      ready[nready++] = i;
+
+  /* one untimed round, then o.samples timed rounds: each replays every ready candidate once, back to
+     back between events, starting one candidate further along each round */
+  for (int r = -1; r < o.samples && nready > 0; ++r) {
+    const int first = r < 0 ? 0 : r % nready;
+    e = cudaEventRecord(ev[0], stream);
+    for (int j = 0; j < nready && e == cudaSuccess; ++j) {
+      e = cudaGraphLaunch(t[ready[(first + j) % nready]].exec, stream);
+      if (e == cudaSuccess) e = cudaEventRecord(ev[j + 1], stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    for (int j = 0; j < nready && e == cudaSuccess && r >= 0; ++j) {
+      float ms = 0.f;
+      const int c = ready[(first + j) % nready];
+      if ((e = cudaEventElapsedTime(&ms, ev[j], ev[j + 1])) == cudaSuccess)
+        samp[(size_t)c * o.samples + r] = (double)ms * 1000.0 / res[c].launches;
+    }
+    if (e != cudaSuccess) break;
+  }
+  for (int j = 0; j < nready; ++j) {
+    const int c = ready[j];
+    if (e != cudaSuccess)
+      cuda_result(&res[c], e, "timed graph replays");
+    else
+      set_stats(&res[c], samp + (size_t)c * o.samples, o.samples);
+  }
+
+done:
+  if (t)
+    for (int i = 0; i < n; ++i) timer_release(&t[i]);
+  for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
+  if (out != W4A16_STATUS_OK && res)
+    for (int i = 0; i < n; ++i) set_result(&res[i], out, "%s", w4a16_last_error_message());
+  free(t);
+  free(ready);
+  free(samp);
+  free(ev);
+  return out;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -303,7 +417,6 @@ struct w4a16_timing_data {
   size_t workspace_bytes;
   cudaStream_t stream;
   int sm_count;
-  const w4a16_kernel_desc *kernel; /* the one being timed */
 };
 
 void w4a16_timing_data_destroy(w4a16_timing_data *td) {
@@ -417,8 +530,14 @@ void *w4a16_timing_data_a(const w4a16_timing_data *td) { return td->a; }
 void *w4a16_timing_data_d(const w4a16_timing_data *td) { return td->d; }
 void *w4a16_timing_data_stream(const w4a16_timing_data *td) { return (void *)td->stream; }
 
+typedef struct kernel_launch {
+  w4a16_timing_data *td;
+  const w4a16_kernel_desc *kernel;
+} kernel_launch;
+
 static w4a16_status launch_kernel(void *ctx, int copy, void *stream, char *msg, size_t cap) {
-  w4a16_timing_data *td = ctx;
+  const kernel_launch *kl = ctx;
+  w4a16_timing_data *td = kl->td;
   const w4a16_problem *p = &td->p;
   char *base = td->rot + (size_t)copy * td->copy_bytes;
   w4a16_gemm_args args;
@@ -431,8 +550,19 @@ static w4a16_status launch_kernel(void *ctx, int copy, void *stream, char *msg, 
   args.bias = td->bias;
   args.d = td->d;
   args.alpha = 1.0f;
-  w4a16_status st = w4a16_gemm(&args, td->kernel, td->workspace, td->workspace_bytes, stream);
+  w4a16_status st = w4a16_gemm(&args, kl->kernel, td->workspace, td->workspace_bytes, stream);
   if (st != W4A16_STATUS_OK) snprintf(msg, cap, "%s", w4a16_last_error_message());
+  return st;
+}
+
+/* Grows td's workspace to ws bytes (before timing, never inside it). */
+static w4a16_status grow_workspace(w4a16_timing_data *td, size_t ws) {
+  if (ws <= td->workspace_bytes) return W4A16_STATUS_OK;
+  cudaFree(td->workspace);
+  td->workspace = NULL;
+  td->workspace_bytes = 0;
+  w4a16_status st = dev_alloc(&td->workspace, ws, "workspace");
+  if (st == W4A16_STATUS_OK) td->workspace_bytes = ws;
   return st;
 }
 
@@ -443,16 +573,52 @@ w4a16_status w4a16_timing_data_time(w4a16_timing_data *td, const w4a16_kernel_de
   size_t ws = 0;
   w4a16_status st = w4a16_workspace_size(kernel, &td->p, td->sm_count, &ws);
   if (st != W4A16_STATUS_OK) return set_result(res, st, "%s", w4a16_last_error_message());
-  if (ws > td->workspace_bytes) { /* grown before timing, never inside it */
-    cudaFree(td->workspace);
-    td->workspace = NULL;
-    td->workspace_bytes = 0;
-    if (dev_alloc(&td->workspace, ws, "workspace") != W4A16_STATUS_OK)
-      return set_result(res, W4A16_STATUS_OUT_OF_MEMORY, "%s", w4a16_last_error_message());
-    td->workspace_bytes = ws;
+  if ((st = grow_workspace(td, ws)) != W4A16_STATUS_OK) return set_result(res, st, "%s", w4a16_last_error_message());
+  kernel_launch kl = {td, kernel};
+  return w4a16_time_launch(launch_kernel, &kl, td->copies, td->stream, options, res);
+}
+
+w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
+                                         const w4a16_timing_options *options, w4a16_timing_result *res) {
+  if (!td || !kernels || !res) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "td, kernels or res is NULL");
+  if (n < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "n = %d kernels: must be >= 1", n);
+  kernel_launch *kl = calloc((size_t)n, sizeof *kl);
+  w4a16_timing_candidate *c = calloc((size_t)n, sizeof *c);
+  int *slot = calloc((size_t)n, sizeof *slot); /* kernels[slot[j]] is candidate j */
+  w4a16_timing_result *cres = calloc((size_t)n, sizeof *cres);
+  w4a16_status st = W4A16_STATUS_OK;
+  if (!kl || !c || !slot || !cres) {
+    st = w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation for %d kernels failed", n);
+    goto done;
   }
-  td->kernel = kernel;
-  w4a16_time_launch(launch_kernel, td, td->copies, td->stream, options, res);
-  td->kernel = NULL;
-  return res->status;
+  size_t ws_max = 0;
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    memset(&res[i], 0, sizeof res[i]);
+    size_t ws = 0;
+    w4a16_status wst = kernels[i] ? w4a16_workspace_size(kernels[i], &td->p, td->sm_count, &ws)
+                                  : w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernels[%d] is NULL", i);
+    if (wst != W4A16_STATUS_OK) {
+      set_result(&res[i], wst, "%s", w4a16_last_error_message());
+      continue;
+    }
+    if (ws > ws_max) ws_max = ws;
+    kl[m] = (kernel_launch){td, kernels[i]};
+    c[m] = (w4a16_timing_candidate){launch_kernel, &kl[m]};
+    slot[m++] = i;
+  }
+  if (m == 0) goto done;
+  if ((st = grow_workspace(td, ws_max)) != W4A16_STATUS_OK) {
+    for (int j = 0; j < m; ++j) set_result(&res[slot[j]], st, "%s", w4a16_last_error_message());
+    goto done;
+  }
+  st = w4a16_time_launches(c, m, td->copies, td->stream, options, cres);
+  for (int j = 0; j < m; ++j) res[slot[j]] = cres[j];
+
+done:
+  free(kl);
+  free(c);
+  free(slot);
+  free(cres);
+  return st;
 }

@@ -14,7 +14,17 @@
  *   - S back-to-back replays, each between two cudaEvents; per-launch time of a
  *     sample = its elapsed time / L; the median of the S samples is reported.
  *
- * Nothing is allocated between the first and the last event.
+ * Candidates compared with each other (w4a16_time_launches, the profiler) are
+ * prepared alike, then timed in rounds: one untimed round, then S rounds, each
+ * replaying every candidate's graph once, back to back between events, the
+ * starting candidate one further along each round. Where a problem runs the card
+ * into its power limit (M = 4096 on the large layers: the clock falls within tens
+ * of milliseconds), timing candidates one after the other favours the first ones,
+ * which run while the card is still cool (the twenty-sixth session measured 1.32x
+ * between two kernels that run within 2 % of each other); in rounds every
+ * candidate sees the same mix of the card's states.
+ *
+ * Nothing is allocated between the first and the last event of a round.
  */
 #ifndef W4A16_TIMING_H
 #define W4A16_TIMING_H
@@ -58,6 +68,22 @@ typedef struct w4a16_timing_result {
 /* Time fn over copies weight copies on stream with the method above. Returns res->status. */
 w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream,
                                const w4a16_timing_options *options, w4a16_timing_result *res);
+
+/* One candidate of w4a16_time_launches. */
+typedef struct w4a16_timing_candidate {
+  w4a16_timing_launch_fn fn;
+  void *ctx;
+} w4a16_timing_candidate;
+
+/*
+ * Time n candidates over copies weight copies on stream, in rounds (see above): options->samples
+ * rounds, each candidate one replay of its graph per round. res[i] receives candidate i's result:
+ * OK with its median, min and max over the rounds, or the status and message of its failure (it
+ * then takes no turns). Returns OK when the rounds could be run (whatever each candidate's status);
+ * NULL_POINTER, INVALID_VALUE (n < 1), OUT_OF_MEMORY or CUDA_ERROR (every res[i] then says so).
+ */
+w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int copies, void *stream,
+                                 const w4a16_timing_options *options, w4a16_timing_result *res);
 
 /* The current device's L2 cache size in bytes (50 MB if it cannot be queried). */
 size_t w4a16_timing_l2_bytes(void);
@@ -106,6 +132,13 @@ void *w4a16_timing_data_stream(const w4a16_timing_data *td);
 /* Time kernel on td through w4a16_gemm (workspace grown before timing if needed). */
 w4a16_status w4a16_timing_data_time(w4a16_timing_data *td, const w4a16_kernel_desc *kernel,
                                     const w4a16_timing_options *options, w4a16_timing_result *res);
+
+/* Time n kernels on td through w4a16_gemm with w4a16_time_launches (in rounds; the workspace is
+   grown to the largest one's before any is prepared). res[i] is kernels[i]'s result; a kernel whose
+   workspace size cannot be computed gets that status and is not timed. Returns as
+   w4a16_time_launches. */
+w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
+                                         const w4a16_timing_options *options, w4a16_timing_result *res);
 
 #ifdef __cplusplus
 }

@@ -283,9 +283,10 @@ W4A16_API w4a16_status w4a16_select(const w4a16_problem *problem,
 /**
  * Options of w4a16_profile. Zero-initialized (or NULL) means the defaults.
  *  warmup            launches of each candidate before it is timed (0 = 5)
- *  iterations        timed samples, each one replay of a CUDA graph holding
- *                    enough launches to cycle every weight copy and last about
- *                    1 ms; the median sample / launches is reported (0 = 10)
+ *  iterations        timed rounds; in each, every candidate's sample is one
+ *                    replay of its CUDA graph holding enough launches to cycle
+ *                    every weight copy and last about 1 ms; the median sample /
+ *                    launches is reported (0 = 10)
  *  rotate_min_bytes  bytes the rotating weight copies (packed W + scales +
  *                    zeros) must span so that every launch reads its weights
  *                    from HBM, not L2 (0 = 4 x the device's L2 size; capped by
@@ -321,7 +322,11 @@ typedef struct w4a16_profile_result {
  * (w4a16_can_implement, and sm_min <= compute capability <= sm_max) on random
  * inputs (never zeros) that the profiler allocates, with its own workspace.
  * Weights rotate over copies that leave L2, candidates are warmed up, their
- * launches captured in a CUDA graph and the graph replays timed with events.
+ * launches captured in a CUDA graph and the graph replays timed with events,
+ * in rounds: each round replays every candidate once (the first one a step
+ * further along each round), and a candidate's time is the median of its
+ * rounds, so that the card's clock, which falls within tens of milliseconds
+ * where a problem reaches its power limit, weighs on every candidate alike.
  *
  * results[0 .. *returned) receives the table: the candidates that ran, fastest
  * first, then the ones that failed (status != OK) in registry order;
