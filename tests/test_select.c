@@ -67,6 +67,10 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 8, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgsz_n16_m4_k2048_s3_tma", GEMV, 90, 90, BF, FGSZ, 16, 4, 2048, 3, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma", GEMV, 90, 90, BF, FGSZ, 16, 8, 1024, 2, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s4_tma", GEMV, 90, 90, BF, FGSZ, 16, 8, 1024, 4, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n32_m16_k1024_s2_tma", GEMV, 90, 90, BF, FGSZ, 32, 16, 1024, 2, 1),
+    K_("w4a16_gemv_bf16_u4_fgsz_n32_m16_k1024_s3_tma", GEMV, 90, 90, BF, FGSZ, 32, 16, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgsz_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGSZ, 32, 8, 1024, 3, 1),
     K_("w4a16_sm80_bf16_u4_fgs_128x128x64_s3", S80, 80, 999, BF, FGS, 128, 128, 64, 3, 16),
     K_("w4a16_sm80_bf16_u4_fgs_128x16x128_s4", S80, 80, 999, BF, FGS, 128, 16, 128, 4, 16),
@@ -229,12 +233,12 @@ static void test_h100_table(void **state) {
   /* another SM count: the table does not apply */
   n = query(100, 90, &p, r, (int)NFAKE);
   assert_true(n > 0 && strncmp(r[0].rule, "h100-", 5) != 0);
-  /* zero points on 8192x8192: no kernel of the primary class (GEMV TMA 32x16x1024) in this
-     registry implements them, so the row's alternate decides (sm90 128-row 16-token tiles; twelfth
-     session: 128x16x256 with the K pair 1.16-1.19x ahead of 256x16x128 at groups of 32 / 64), not
-     the generic rules */
+  /* zero points on 8192x8192: the "-zp" row's sm90 128-row 16-token tiles (twenty-sixth session:
+     128x16x256 1.00-1.01x of the best at M = 9..16, the primary class's GEMV TMA 32x16x1024 1.00-1.06x
+     at 2 stages; on 10240x8192 and 8192x28672 1.11-1.16x), not the primary row's, although a
+     zero-point kernel of that class is registered */
   w4a16_problem pz = test_problem(16, 8192, 8192, 128, FGSZ, BF);
-  const w4a16_kernel_desc *k = h100_pick(&pz, "h100-m9-16-n6145-16384-alt", r, &n);
+  const w4a16_kernel_desc *k = h100_pick(&pz, "h100-m9-16-n6145-16384-zp", r, &n);
   assert_int_equal(k->family, W4A16_FAMILY_SM90);
   assert_int_equal(k->tile_m, 16);
   assert_int_equal(k->tile_n, 128);
@@ -282,7 +286,7 @@ static void test_h100_table(void **state) {
   k = h100_pick(&p16, "h100-m9-16-n6145-16384", r, &n);
   assert_int_equal(k->family, W4A16_FAMILY_GEMV);
   p16 = test_problem(16, 10240, 8192, 64, FGSZ, BF);
-  k = h100_pick(&p16, "h100-m9-16-n6145-16384-alt", r, &n);
+  k = h100_pick(&p16, "h100-m9-16-n6145-16384-zp", r, &n);
   assert_int_equal(k->tile_k, 256);
   /* bf16 scale-only at M = 9..16 on 6144x4096 (K <= 4096): the TMA GEMV with four 8 KB stages
      (32x16x512, twenty-fifth session); K = 8192 on the same N keeps 32x16x1024, and zero points skip
@@ -562,7 +566,8 @@ static void test_dtype_and_mode(void **state) {
   w4a16_heuristic_result r[NFAKE];
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGSZ, BF);
   int n = query(132, 90, &p, r, (int)NFAKE);
-  assert_int_equal(n, 7); /* the sm80 and six sm90 zero-point kernels (the GEMV ones stop at M = 8) */
+  assert_int_equal(n, 9); /* the sm80, six sm90 and two 16-token GEMV zero-point kernels (the other GEMV ones
+                             stop at M = 8 or take groups of 128 and up) */
   for (int i = 0; i < n; ++i) {
     assert_int_equal(r[i].kernel->mode, FGSZ);
     assert_int_equal(r[i].kernel->dtype, BF);
@@ -831,6 +836,40 @@ static void test_custom_rules(void **state) {
   check_ranking(&p, 90, r, n);
 }
 
+/* the twenty-sixth session's zero-point rows (H100 profiles of the eight layers at M = 2..16, bf16 and
+   f16 group 128, docs/runs/session26/zp): 4096x4096 at M = 2..4 the 2-stage TMA GEMV (the scale-only
+   rows' 4-stage kernel 1.11-1.13x behind); 4096x14336 at M = 10..16 the 3-stage TMA GEMV 32x16x1024
+   (sm90 128x16x256 1.08-1.13x behind; at M = 9 the GEMV 1.45x behind), where K <= 16384 and 1024
+   divides K, else 128x16x256 */
+static void test_h100_zero_points(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  for (int64_t m = 2; m <= 4; ++m) {
+    w4a16_problem p = test_problem(m, 4096, 4096, 128, FGSZ, BF);
+    const w4a16_kernel_desc *k =
+        h100_pick(&p, m == 2 ? "h100-m2-2-n3585-4096-k0-4096-zp" : "h100-m3-4-n3585-4096-k0-4096-zp", r, &n);
+    assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma");
+    check_ranking(&p, 90, r, n);
+  }
+  w4a16_problem p = test_problem(12, 4096, 14336, 128, FGSZ, BF);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m10-16-n0-6144-k8193-16384-zp", r, &n);
+  assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgsz_n32_m16_k1024_s3_tma");
+  check_ranking(&p, 90, r, n);
+  const int64_t sm90_cases[3][3] = {{9, 4096, 14336}, {12, 5120, 27648}, {12, 5120, 13824}};
+  for (int i = 0; i < 3; ++i) {
+    p = test_problem(sm90_cases[i][0], sm90_cases[i][1], sm90_cases[i][2], 128, FGSZ, BF);
+    k = h100_pick(&p, "h100-m9-16-n0-6144-k8193-up-zp", r, &n);
+    assert_string_equal(k->name, "w4a16_sm90_bf16_u4_fgsz_128x16x256_1x1x1_pingpong");
+  }
+  const int64_t wide[2][2] = {{10240, 8192}, {8192, 28672}};
+  for (int i = 0; i < 2; ++i) {
+    p = test_problem(12, wide[i][0], wide[i][1], 128, FGSZ, BF);
+    k = h100_pick(&p, "h100-m9-16-n6145-16384-zp", r, &n);
+    assert_string_equal(k->name, "w4a16_sm90_bf16_u4_fgsz_128x16x256_1x1x1_pingpong");
+  }
+}
+
 /* a rule's schedules mask: on the H100 at M = 2..4 on 4096x4096 the first pick is the 4-stage TMA GEMV,
    not the register-staged kernel of the same tiles and stages (which the cost model ranks first
    among the two), and not the 2-stage TMA kernel the wider K range's row takes; at K = 8192 that
@@ -1057,6 +1096,7 @@ int main(void) {
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_rule_schedules),
+      cmocka_unit_test(test_h100_zero_points),
       cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
