@@ -197,10 +197,11 @@ static const w4a16_heuristic_rule g_rules[] = {
        zero points, bf16 and f16 group 128, the eight layers at M = 2..16, two runs each:
        docs/runs/session26/zp): 79-84 % of those problems were within 10 % of the profiled best. Added
        "-zp" rows: M = 2 and 3..4 on N = 3585..4096, K <= 4096 take the 2-stage TMA GEMV 16x8x1024 (the
-       scale-only rows' 4-stage kernel 1.11-1.13x behind it with zero points); M = 10..16 on N <= 6144,
+       scale-only rows' 4-stage kernel 1.11-1.13x behind it with zero points); M = 9..16 on N <= 6144,
        K = 8193..16384 the 3-stage TMA GEMV 32x16x1024 (4096x14336: the "-zp" row's sm90 128x16x256
-       1.08-1.13x behind; at M = 9 the GEMV runs 1.45x behind it, and on session 14's 5120x27648 1.5x,
-       so M = 9, larger K and K that 1024 does not divide keep the 128x16x256 row after it); M = 9..16
+       1.07-1.13x behind, once the GEMV's launch stopped letting the next kernel's CTA beside its one
+       CTA per SM, gemv_tma.cuh; on session 14's 5120x27648 the GEMV 1.5x behind, so larger K and K
+       that 1024 does not divide keep the 128x16x256 row after it); M = 9..16
        on N = 6145..16384 takes sm90 128x16x256 at every K (was K <= 6144: 10240x8192 and 8192x28672
        picked the GEMV 32x16x1024, 1.11-1.16x behind). Replayed: those profiles 100 % within 10 % (worst
        1.07), the zero-point profiles of the fourteenth session (other layers) unchanged, 198 of 225. */
@@ -280,7 +281,7 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m9-16-n6145-16384-zp", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0},
     {"h100-m9-16-n6145-16384-k0-6144", 9, 16, 6145, 16384, 0, 6144, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n6145-16384-k0-6144-alt", 9, 16, 6145, 16384, 0, 6144, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0},
-    {"h100-m10-16-n0-6144-k8193-16384-zp", 10, 16, 0, 6144, 8193, 16384, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
+    {"h100-m9-16-n0-6144-k8193-16384-zp", 9, 16, 0, 6144, 8193, 16384, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m9-16-n0-6144-k8193-up-zp", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0},
     {"h100-m9-16-n0-6144-k8193-up", 9, 16, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},

@@ -545,6 +545,17 @@ static inline int w4a16_gemv_tma_ctas_env(void) {
   return n;
 }
 
+// W4A16_GEMV_TMA_BESIDE=1: the next kernel's CTAs also beside a grid of at most one CTA per SM whose
+// units do not fit the stages issued before the wait (the rule before the twenty-sixth session; A/B
+// switch).
+static inline bool w4a16_gemv_tma_beside_one_per_sm_env(void) {
+  static const bool on = []() {
+    const char *e = getenv("W4A16_GEMV_TMA_BESIDE");
+    return e && e[0] == '1';
+  }();
+  return on;
+}
+
 // W4A16_GEMV_TMA_GENERIC set (any value): the generic consumer for every call (A/B switch).
 static inline bool w4a16_gemv_tma_generic_env(void) {
   static const bool on = getenv("W4A16_GEMV_TMA_GENERIC") != NULL;
@@ -562,7 +573,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // Raised on every launch, not once per process: the attribute belongs to the current device's
   // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
   const uint32_t largest = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, TILE_M, 5, VEC).total;
-  const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_HALF_SM ? largest : W4A16_GEMV_TMA_HALF_SM;
+  const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_HALF_SM + 1024 ? largest : W4A16_GEMV_TMA_HALF_SM + 1024;
   const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)attr_bytes);
   if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
@@ -595,9 +606,21 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // eighteenth sessions: best kernel per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them,
   // 4096x14336 M = 1 1.18x, the multi-unit layers up to 1.05x). There each CTA asks for half an SM of
   // shared memory (two of them and their reserved 1 KB fill the 228 KB), so that no third CTA fits.
-  const bool beside = grid <= sms || (units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >=
-                                                           (long long)R * 16 * (p->k / 2));
-  cfg.dynamicSmemBytes = beside || l.total >= W4A16_GEMV_TMA_HALF_SM ? l.total : W4A16_GEMV_TMA_HALF_SM;
+  // Likewise beside a grid of one CTA per SM (at most 132 units, or the tile_m 16 layouts of more than
+  // half an SM): let in where its units do not fit the stages, it cost up to 1.65x a kernel (H100,
+  // twenty-sixth session, docs/PERFORMANCE.md: without it the bf16 TMA GEMV kernels on the eight layers
+  // at M = 1, 8, 9, 16 ran 0.60-0.87x the time where the grid has at most one unit a CTA, 0.98-1.03x on
+  // the layers of several; the best kernel per problem 4096x14336 M = 9 19.7 -> 12.8 us, 4096x4096
+  // M = 9 / 16 6.6 / 5.7 -> 5.3 / 5.4, elsewhere unchanged). So only where the units fit; elsewhere the
+  // CTA asks for just over half an SM, so that no second one fits.
+  const bool fits = units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >= (long long)R * 16 * (p->k / 2);
+  const bool beside = fits || (grid <= sms && w4a16_gemv_tma_beside_one_per_sm_env());
+  uint32_t smem = l.total;
+  if (!beside) {  // shared memory that leaves no room for the next kernel's CTA
+    const uint32_t block = grid <= sms ? W4A16_GEMV_TMA_HALF_SM + 1024 : W4A16_GEMV_TMA_HALF_SM;
+    if (smem < block) smem = block;
+  }
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = w4a16_gemv_pdl_env() ? 1 : 0;
