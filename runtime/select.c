@@ -204,7 +204,15 @@ static const w4a16_heuristic_rule g_rules[] = {
        that 1024 does not divide keep the 128x16x256 row after it); M = 9..16
        on N = 6145..16384 takes sm90 128x16x256 at every K (was K <= 6144: 10240x8192 and 8192x28672
        picked the GEMV 32x16x1024, 1.11-1.16x behind). Replayed: those profiles 100 % within 10 % (worst
-       1.07), the zero-point profiles of the fourteenth session (other layers) unchanged, 198 of 225. */
+       1.07), the zero-point profiles of the fourteenth session (other layers) unchanged, 198 of 225.
+       Groups of 32 / 64 on profiles in rounds (bf16 group 64, f16 group 32, the eight layers at M = 1,
+       2, 4, ..., 4096; docs/runs/session26/modes): the "-g64" row of M = 2 on N > 16384 (register-staged
+       GEMV 32x8x512) ran 1.10-1.35x behind the primary row's TMA GEMV 16x4x2048 (1.01-1.02x of the
+       best): gone; the "-g64" rows of M = 2 and 3..4 on N <= 4096, K <= 8192 take the TMA GEMV 32x4x1024
+       (was 16x8x2048: 1.18-1.21x behind at groups of 32, within 1 % at 64). Replayed: 102 / 100 -> 104 /
+       104 of 104. On the thirteenth and fourteenth sessions' group profiles 4096x4096 M = 4 now reads
+       1.26-1.29x: those profiles timed 32x4x1024 at 5.4-5.7 us, before its launch stopped letting the
+       next kernel's CTA beside its one CTA per SM (gemv_tma.cuh, this session; 4.30 us now). */
     {"h100-m1-1-n0-3584-k0-8192", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt2", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0},
@@ -231,10 +239,10 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m2-2-n6145-16384-zp", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0},
     {"h100-m2-2-n6145-16384", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n6145-16384-alt", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0},
-    {"h100-m2-2-n16385-up-g64", 2, 2, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 512, 512, 0, 64, 0, 0, 0, 0},
     {"h100-m2-2-n16385-up", 2, 2, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n16385-up-alt", 2, 2, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0},
-    {"h100-m2-2-n0-4096-k0-8192-g64", 2, 2, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 64, 0, 0, 0, 0},
+    {"h100-m2-2-n0-4096-k0-8192-g64", 2, 2, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 64, 0, 0, 0,
+     1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m2-2-n3585-4096-k0-4096-zp", 2, 2, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m2-2-n3585-4096-k0-4096", 2, 2, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,
@@ -253,7 +261,8 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m3-4-n6145-16384-alt", 3, 4, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n16385-up", 3, 4, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n16385-up-alt", 3, 4, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0},
-    {"h100-m3-4-n0-4096-k0-8192-g64", 3, 4, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 64, 0, 0, 0, 0},
+    {"h100-m3-4-n0-4096-k0-8192-g64", 3, 4, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 64, 0, 0, 0,
+     1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m3-4-n3585-4096-k0-4096-zp", 3, 4, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA},
     {"h100-m3-4-n3585-4096-k0-4096", 3, 4, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,

@@ -64,6 +64,7 @@ static const w4a16_kernel_desc fake[] = {
     KG_("w4a16_gemv_bf16_u4_fgsz_n32_m16_k512_s4_tma", FGSZ, 32, 16, 512, 4, 128),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk1", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
+    K_("w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma", GEMV, 90, 90, BF, FGS, 32, 4, 1024, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 8, 1024, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgsz_n16_m4_k2048_s3_tma", GEMV, 90, 90, BF, FGSZ, 16, 4, 2048, 3, 1),
@@ -873,6 +874,28 @@ static void test_h100_zero_points(void **state) {
   }
 }
 
+/* groups of 32 / 64 at M = 2..4 (twenty-sixth session, H100 profiles in rounds, docs/runs/session26/modes):
+   N > 16384 at M = 2 has no "-g64" row any more (its register-staged 32x8x512 ran 1.10-1.35x behind the
+   TMA GEMV that the primary rows name), and N <= 4096, K <= 8192 takes the 4-token TMA GEMV 32x4x1024
+   (the 8-token 16x8x2048 1.18-1.21x behind it at groups of 32) */
+static void test_h100_small_groups(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  w4a16_problem p = test_problem(2, 28672, 4096, 64, FGS, BF);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m2-2-n16385-up-alt", r, &n); /* no 16x4x2048 here */
+  assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma");
+  for (int64_t m = 2; m <= 4; ++m) {
+    p = test_problem(m, 4096, 4096, m == 2 ? 32 : 64, FGS, BF);
+    k = h100_pick(&p, m == 2 ? "h100-m2-2-n0-4096-k0-8192-g64" : "h100-m3-4-n0-4096-k0-8192-g64", r, &n);
+    assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma");
+    check_ranking(&p, 90, r, n);
+  }
+  p = test_problem(4, 4096, 4096, 128, FGS, BF); /* groups of 128: the seventeenth session's row */
+  k = h100_pick(&p, "h100-m3-4-n3585-4096-k0-4096", r, &n);
+  assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s4_tma");
+}
+
 /* a rule's schedules mask: on the H100 at M = 2..4 on 4096x4096 the first pick is the 4-stage TMA GEMV,
    not the register-staged kernel of the same tiles and stages (which the cost model ranks first
    among the two), and not the 2-stage TMA kernel the wider K range's row takes; at K = 8192 that
@@ -1100,6 +1123,7 @@ int main(void) {
       cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_rule_schedules),
       cmocka_unit_test(test_h100_zero_points),
+      cmocka_unit_test(test_h100_small_groups),
       cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
