@@ -80,7 +80,10 @@ typedef struct w4a16_timing_candidate {
  * rounds, each candidate one replay of its graph per round. res[i] receives candidate i's result:
  * OK with its median, min and max over the rounds, or the status and message of its failure (it
  * then takes no turns). Returns OK when the rounds could be run (whatever each candidate's status);
- * NULL_POINTER, INVALID_VALUE (n < 1), OUT_OF_MEMORY or CUDA_ERROR (every res[i] then says so).
+ * NULL_POINTER (cands or res NULL) or INVALID_VALUE (n < 1) with the thread's message set and nothing
+ * written; OUT_OF_MEMORY or CUDA_ERROR (its host buffers or events could not be made: every res[i]
+ * then carries that status and message). A CUDA error during the rounds marks every candidate that
+ * took turns CUDA_ERROR and still returns OK.
  */
 w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int copies, void *stream,
                                  const w4a16_timing_options *options, w4a16_timing_result *res);
