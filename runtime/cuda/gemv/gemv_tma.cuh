@@ -62,6 +62,9 @@
 #define W4A16_GEMV_TMA_STAGE_W(TPW) (4096 * (TPW))
 // the largest layout of a kernel that runs two CTAs per SM (generator/families/gemv.py TMA_SMEM_LIMIT)
 #define W4A16_GEMV_TMA_HALF_SM (113 * 1024)
+// just over half an SM's shared memory: a CTA that asks for it leaves no room for a second one
+// (two of them and their reserved 1 KB exceed the 228 KB)
+#define W4A16_GEMV_TMA_OVER_HALF_SM (W4A16_GEMV_TMA_HALF_SM + 1024)
 
 // Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
 // STAGES x [weights | A | scales | zeros], the row-block reduction buffer, the stage barriers.
@@ -573,7 +576,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // Raised on every launch, not once per process: the attribute belongs to the current device's
   // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
   const uint32_t largest = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, TILE_M, 5, VEC).total;
-  const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_HALF_SM + 1024 ? largest : W4A16_GEMV_TMA_HALF_SM + 1024;
+  const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_OVER_HALF_SM ? largest : W4A16_GEMV_TMA_OVER_HALF_SM;
   const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)attr_bytes);
   if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
@@ -617,7 +620,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   const bool beside = fits || (grid <= sms && w4a16_gemv_tma_beside_one_per_sm_env());
   uint32_t smem = l.total;
   if (!beside) {  // shared memory that leaves no room for the next kernel's CTA
-    const uint32_t block = grid <= sms ? W4A16_GEMV_TMA_HALF_SM + 1024 : W4A16_GEMV_TMA_HALF_SM;
+    const uint32_t block = grid <= sms ? W4A16_GEMV_TMA_OVER_HALF_SM : W4A16_GEMV_TMA_HALF_SM;
     if (smem < block) smem = block;
   }
   cfg.dynamicSmemBytes = smem;
