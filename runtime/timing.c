@@ -293,8 +293,11 @@ done:
   if (t)
     for (int i = 0; i < n; ++i) timer_release(&t[i]);
   for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
-  if (out != W4A16_STATUS_OK && res)
-    for (int i = 0; i < n; ++i) set_result(&res[i], out, "%s", w4a16_last_error_message());
+  if (out != W4A16_STATUS_OK)
+    for (int i = 0; i < n; ++i) {
+      memset(&res[i], 0, sizeof res[i]);
+      set_result(&res[i], out, "%s", w4a16_last_error_message());
+    }
   free(t);
   free(ready);
   free(samp);
