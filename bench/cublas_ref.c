@@ -46,23 +46,34 @@ void bench_cublas_destroy(bench_cublas *cb) {
   free(cb);
 }
 
+/* one algorithm's launch */
 typedef struct ctx {
+  bench_cublas_set *set;
+  const cublasLtMatmulAlgo_t *algo;
+} ctx;
+
+struct bench_cublas_set {
   bench_cublas *cb;
   cublasLtMatmulDesc_t op;
   cublasLtMatrixLayout_t lw, la, ld;
-  const cublasLtMatmulAlgo_t *algo;
+  cublasLtMatmulHeuristicResult_t heur[MAX_ALGOS];
+  int index[MAX_ALGOS]; /* candidate j is heur[index[j]] */
+  ctx ctxs[MAX_ALGOS];
+  int usable;
   char *w; /* copies x w_bytes */
   size_t w_bytes;
+  int copies;
   void *a, *d;
-} ctx;
+};
 
 static w4a16_status launch(void *vctx, int copy, void *stream, char *msg, size_t cap) {
-  ctx *c = vctx;
+  const ctx *c = vctx;
+  const bench_cublas_set *set = c->set;
   const float alpha = 1.f, beta = 0.f;
   /* column-major view: D^T[N,M] = (W^T)^T[N,K] . A^T[K,M] */
-  cublasStatus_t s = cublasLtMatmul(c->cb->lt, c->op, &alpha, c->w + (size_t)copy * c->w_bytes, c->lw, c->a, c->la,
-                                    &beta, c->d, c->ld, c->d, c->ld, c->algo, c->cb->workspace, WORKSPACE_BYTES,
-                                    (cudaStream_t)stream);
+  cublasStatus_t s = cublasLtMatmul(set->cb->lt, set->op, &alpha, set->w + (size_t)copy * set->w_bytes, set->lw,
+                                    set->a, set->la, &beta, set->d, set->ld, set->d, set->ld, c->algo,
+                                    set->cb->workspace, WORKSPACE_BYTES, (cudaStream_t)stream);
   if (s != CUBLAS_STATUS_SUCCESS) {
     snprintf(msg, cap, "cublasLtMatmul: %s", cublasLtGetStatusString(s));
     return W4A16_STATUS_CUDA_ERROR;
@@ -76,35 +87,47 @@ static w4a16_status fail(bench_cublas_result *res, w4a16_status st, const char *
   return st;
 }
 
-w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a, void *d, void *stream,
-                               int max_algos, size_t rotate_min_bytes, uint64_t seed,
-                               const w4a16_timing_options *to, bench_cublas_result *res) {
+void bench_cublas_release(bench_cublas_set *set, void *stream) {
+  if (!set) return;
+  if (set->w) {
+    cudaStreamSynchronize((cudaStream_t)stream);
+    cudaFree(set->w);
+  }
+  if (set->ld) cublasLtMatrixLayoutDestroy(set->ld);
+  if (set->la) cublasLtMatrixLayoutDestroy(set->la);
+  if (set->lw) cublasLtMatrixLayoutDestroy(set->lw);
+  if (set->op) cublasLtMatmulDescDestroy(set->op);
+  free(set);
+}
+
+w4a16_status bench_cublas_prepare(bench_cublas *cb, const w4a16_problem *p, void *a, void *d, int max_algos,
+                                  size_t rotate_min_bytes, uint64_t seed, bench_cublas_set **out,
+                                  bench_cublas_result *res) {
   memset(res, 0, sizeof *res);
   res->algo = -1;
+  *out = NULL;
   if (max_algos < 1) max_algos = 1;
   if (max_algos > MAX_ALGOS) max_algos = MAX_ALGOS;
+  bench_cublas_set *set = calloc(1, sizeof *set);
+  if (!set) return fail(res, W4A16_STATUS_OUT_OF_MEMORY, "cuBLASLt", "host allocation failed");
   const cudaDataType_t dt = p->dtype == W4A16_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
   const uint64_t m = (uint64_t)p->m, n = (uint64_t)p->n, k = (uint64_t)p->k;
   const int64_t lda = p->lda ? p->lda : p->k, ldd = p->ldd ? p->ldd : p->n;
-  ctx c;
-  memset(&c, 0, sizeof c);
-  c.cb = cb;
-  c.a = a;
-  c.d = d;
+  set->cb = cb;
+  set->a = a;
+  set->d = d;
   w4a16_status st = W4A16_STATUS_OK;
   cublasLtMatmulPreference_t pref = NULL;
   cublasStatus_t s;
-
-  /* descriptors */
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  if ((s = cublasLtMatmulDescCreate(&c.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) !=
+  if ((s = cublasLtMatmulDescCreate(&set->op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatmulDescSetAttribute(set->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) !=
           CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) !=
+      (s = cublasLtMatmulDescSetAttribute(set->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) !=
           CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatrixLayoutCreate(&c.lw, dt, k, n, (int64_t)k)) != CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatrixLayoutCreate(&c.la, dt, k, m, lda)) != CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatrixLayoutCreate(&c.ld, dt, n, m, ldd)) != CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatrixLayoutCreate(&set->lw, dt, k, n, (int64_t)k)) != CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatrixLayoutCreate(&set->la, dt, k, m, lda)) != CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatrixLayoutCreate(&set->ld, dt, n, m, ldd)) != CUBLAS_STATUS_SUCCESS ||
       (s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) {
     st = fail(res, W4A16_STATUS_CUDA_ERROR, "cuBLASLt descriptors", cublasLtGetStatusString(s));
     goto done;
@@ -115,42 +138,53 @@ w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a
     st = fail(res, W4A16_STATUS_CUDA_ERROR, "cuBLASLt preference", cublasLtGetStatusString(s));
     goto done;
   }
-  cublasLtMatmulHeuristicResult_t heur[MAX_ALGOS];
   int found = 0;
-  s = cublasLtMatmulAlgoGetHeuristic(cb->lt, c.op, c.lw, c.la, c.ld, c.ld, pref, max_algos, heur, &found);
+  s = cublasLtMatmulAlgoGetHeuristic(cb->lt, set->op, set->lw, set->la, set->ld, set->ld, pref, max_algos, set->heur,
+                                     &found);
   if (s != CUBLAS_STATUS_SUCCESS || found < 1) {
     st = fail(res, W4A16_STATUS_NOT_SUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
               s != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(s) : "no algorithm");
     goto done;
   }
+  for (int i = 0; i < found && i < max_algos; ++i) {
+    if (set->heur[i].state != CUBLAS_STATUS_SUCCESS || set->heur[i].workspaceSize > WORKSPACE_BYTES) continue;
+    set->index[set->usable] = i;
+    set->ctxs[set->usable] = (ctx){set, &set->heur[i].algo};
+    ++set->usable;
+  }
+  if (set->usable == 0) {
+    st = fail(res, W4A16_STATUS_NOT_SUPPORTED, "cuBLASLt", "no usable algorithm");
+    goto done;
+  }
 
   /* rotating dense weight copies */
-  c.w_bytes = ((size_t)(n * k * 2) + 255) & ~(size_t)255;
+  set->w_bytes = ((size_t)(n * k * 2) + 255) & ~(size_t)255;
   size_t free_b = 0, total_b = 0;
   cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
   if (e != cudaSuccess) {
     st = fail(res, W4A16_STATUS_CUDA_ERROR, "cudaMemGetInfo", cudaGetErrorString(e));
     goto done;
   }
-  int copies = w4a16_timing_copies(c.w_bytes, rotate_min_bytes, free_b / 2);
+  int copies = w4a16_timing_copies(set->w_bytes, rotate_min_bytes, free_b / 2);
   for (;;) {
-    e = cudaMalloc((void **)&c.w, (size_t)copies * c.w_bytes);
+    e = cudaMalloc((void **)&set->w, (size_t)copies * set->w_bytes);
     if (e == cudaSuccess) break;
     cudaGetLastError();
-    c.w = NULL;
+    set->w = NULL;
     if (copies == 1) {
       st = fail(res, W4A16_STATUS_OUT_OF_MEMORY, "cudaMalloc of the dense weights", cudaGetErrorString(e));
       goto done;
     }
     copies = (copies + 1) / 2;
   }
-  res->copies = copies;
-  if ((st = w4a16_timing_fill_uniform(c.w, (size_t)(n * k), p->dtype, -0.1f, 0.1f, seed)) != W4A16_STATUS_OK) {
+  set->copies = res->copies = copies;
+  if ((st = w4a16_timing_fill_uniform(set->w, (size_t)(n * k), p->dtype, -0.1f, 0.1f, seed)) != W4A16_STATUS_OK) {
     fail(res, st, "filling the dense weights", w4a16_last_error_message());
     goto done;
   }
   for (int i = 1; i < copies; ++i) {
-    if ((e = cudaMemcpy(c.w + (size_t)i * c.w_bytes, c.w, c.w_bytes, cudaMemcpyDeviceToDevice)) != cudaSuccess) {
+    if ((e = cudaMemcpy(set->w + (size_t)i * set->w_bytes, set->w, set->w_bytes, cudaMemcpyDeviceToDevice)) !=
+        cudaSuccess) {
       st = fail(res, W4A16_STATUS_CUDA_ERROR, "cudaMemcpy (dense weight copies)", cudaGetErrorString(e));
       goto done;
     }
@@ -160,48 +194,62 @@ w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a
     goto done;
   }
 
-  /* time the heuristic's candidates, keep the fastest */
+done:
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (st != W4A16_STATUS_OK) {
+    bench_cublas_release(set, NULL);
+    return st;
+  }
+  *out = set;
+  return W4A16_STATUS_OK;
+}
+
+int bench_cublas_candidates(const bench_cublas_set *set, w4a16_timing_candidate *out, int cap) {
+  int k = 0;
+  for (; k < set->usable && k < cap; ++k)
+    out[k] = (w4a16_timing_candidate){launch, (void *)&set->ctxs[k], set->copies, 1};
+  return k;
+}
+
+void bench_cublas_pick(const bench_cublas_set *set, const w4a16_timing_result *r, int n, bench_cublas_result *res) {
+  const int copies = res->copies;
+  memset(res, 0, sizeof *res);
+  res->algo = -1;
+  res->copies = copies;
+  res->algos_tried = n;
+  const w4a16_timing_result *first_fail = NULL;
+  for (int j = 0; j < n; ++j) {
+    if (r[j].status == W4A16_STATUS_OK) {
+      if (res->algo < 0 || r[j].median_us < res->timing.median_us) {
+        res->timing = r[j];
+        res->algo = set->index[j];
+      }
+    } else if (!first_fail) {
+      first_fail = &r[j];
+    }
+  }
+  if (res->algo < 0) {
+    if (first_fail)
+      res->timing = *first_fail;
+    else
+      fail(res, W4A16_STATUS_NOT_SUPPORTED, "cuBLASLt", "no usable algorithm");
+  }
+}
+
+w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a, void *d, void *stream,
+                               int max_algos, size_t rotate_min_bytes, uint64_t seed,
+                               const w4a16_timing_options *to, bench_cublas_result *res) {
+  bench_cublas_set *set = NULL;
+  w4a16_status st = bench_cublas_prepare(cb, p, a, d, max_algos, rotate_min_bytes, seed, &set, res);
+  if (st != W4A16_STATUS_OK) return st;
+  /* time the heuristic's candidates one after the other, keep the fastest */
   w4a16_timing_options o = to ? *to : (w4a16_timing_options){0, 0, 0, 0, 0};
   o.relaxed_capture = 1; /* cuBLASLt's own host calls during capture are its business */
-  w4a16_timing_result first_fail;
-  memset(&first_fail, 0, sizeof first_fail);
-  int tried = 0;
-  for (int i = 0; i < found && i < max_algos; ++i) {
-    if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > WORKSPACE_BYTES) continue;
-    c.algo = &heur[i].algo;
-    w4a16_timing_result tr;
-    w4a16_time_launch(launch, &c, copies, stream, &o, &tr);
-    ++tried;
-    if (tr.status == W4A16_STATUS_OK) {
-      if (res->algo < 0 || tr.median_us < res->timing.median_us) {
-        res->timing = tr;
-        res->algo = i;
-      }
-    } else if (first_fail.status == W4A16_STATUS_OK) {
-      first_fail = tr;
-    }
-  }
-  res->algos_tried = tried;
-  if (res->algo < 0) {
-    if (first_fail.status != W4A16_STATUS_OK) {
-      res->timing = first_fail;
-    } else {
-      fail(res, W4A16_STATUS_NOT_SUPPORTED, "cuBLASLt", "no usable algorithm");
-    }
-    st = res->timing.status;
-  } else {
-    st = W4A16_STATUS_OK;
-  }
-
-done:
-  if (c.w) {
-    cudaStreamSynchronize((cudaStream_t)stream);
-    cudaFree(c.w);
-  }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  if (c.ld) cublasLtMatrixLayoutDestroy(c.ld);
-  if (c.la) cublasLtMatrixLayoutDestroy(c.la);
-  if (c.lw) cublasLtMatrixLayoutDestroy(c.lw);
-  if (c.op) cublasLtMatmulDescDestroy(c.op);
-  return st;
+  w4a16_timing_candidate cand[MAX_ALGOS];
+  w4a16_timing_result tr[MAX_ALGOS];
+  const int nc = bench_cublas_candidates(set, cand, MAX_ALGOS);
+  for (int j = 0; j < nc; ++j) w4a16_time_launch(cand[j].fn, cand[j].ctx, cand[j].copies, stream, &o, &tr[j]);
+  bench_cublas_pick(set, tr, nc, res);
+  bench_cublas_release(set, stream);
+  return res->timing.status;
 }

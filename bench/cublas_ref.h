@@ -33,4 +33,24 @@ w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a
                                int max_algos, size_t rotate_min_bytes, uint64_t seed,
                                const w4a16_timing_options *to, bench_cublas_result *res);
 
+/*
+ * The same in parts, so that cuBLASLt's algorithms can be timed in the same rounds as the W4A16 kernels
+ * (runtime/timing.h, w4a16_timing_data_time_with):
+ *   bench_cublas_prepare   descriptors, the heuristic's first max_algos usable algorithms and the
+ *                          rotating W copies; OK with *out set, or res says why (nothing to release);
+ *   bench_cublas_candidates  one timing candidate per algorithm (its own copies, relaxed capture) into
+ *                          out[0 .. cap), returns how many;
+ *   bench_cublas_pick      res from the candidates' results r[0 .. n): the fastest (res->algo its index
+ *                          in the heuristic's list), or the first failure;
+ *   bench_cublas_release   frees the set after the stream's work is done.
+ * The set's launches read a and write d as bench_cublas_time's do.
+ */
+typedef struct bench_cublas_set bench_cublas_set;
+w4a16_status bench_cublas_prepare(bench_cublas *cb, const w4a16_problem *p, void *a, void *d, int max_algos,
+                                  size_t rotate_min_bytes, uint64_t seed, bench_cublas_set **out,
+                                  bench_cublas_result *res);
+int bench_cublas_candidates(const bench_cublas_set *set, w4a16_timing_candidate *out, int cap);
+void bench_cublas_pick(const bench_cublas_set *set, const w4a16_timing_result *r, int n, bench_cublas_result *res);
+void bench_cublas_release(bench_cublas_set *set, void *stream);
+
 #endif

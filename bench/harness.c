@@ -71,6 +71,7 @@ typedef struct bench_opts {
   size_t rotate_bytes;
   unsigned long long seed;
   int cublas_algos; /* 0 = no cuBLAS */
+  int rounds;       /* kernels and cuBLAS timed in rounds (runtime/timing.h) */
   int quiet, list_only;
 } bench_opts;
 
@@ -127,6 +128,9 @@ static void usage(FILE *f) {
           "  --seed N              random inputs' seed (default 1)\n"
           "  --cublas-algos N      time cuBLASLt's first N heuristic algorithms, keep the best (default 4)\n"
           "  --no-cublas           skip the cuBLASLt reference\n"
+          "  --rounds              time every kernel and cuBLASLt algorithm of a problem in the same\n"
+          "                        rounds (each one graph replay a round) instead of one after the other,\n"
+          "                        so that the card's clock (power limit) weighs on all alike\n"
           "Roofline (DESIGN.md section 7, H100 80GB HBM3):\n"
           "  --peak-gbps X         memory ceiling in GB/s (default 3100)\n"
           "  --peak-tflops X       tensor-core ceiling in TFLOP/s (default 800)\n"
@@ -252,7 +256,7 @@ static int parse_bytes(const char *opt, const char *s, size_t *out) {
 
 enum {
   OPT_M = 256, OPT_N, OPT_K, OPT_NK, OPT_DTYPE, OPT_MODE, OPT_GROUP, OPT_BIAS, OPT_KERNELS, OPT_EXCLUDE, OPT_TOP,
-  OPT_LIST, OPT_WARMUP, OPT_ITER, OPT_ROTATE, OPT_SEED, OPT_CUBLAS_ALGOS, OPT_NO_CUBLAS, OPT_PEAK_GBPS,
+  OPT_LIST, OPT_WARMUP, OPT_ITER, OPT_ROTATE, OPT_SEED, OPT_CUBLAS_ALGOS, OPT_NO_CUBLAS, OPT_ROUNDS, OPT_PEAK_GBPS,
   OPT_PEAK_TFLOPS, OPT_CSV, OPT_JSON
 };
 
@@ -294,6 +298,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       {"seed", required_argument, NULL, OPT_SEED},
       {"cublas-algos", required_argument, NULL, OPT_CUBLAS_ALGOS},
       {"no-cublas", no_argument, NULL, OPT_NO_CUBLAS},
+      {"rounds", no_argument, NULL, OPT_ROUNDS},
       {"peak-gbps", required_argument, NULL, OPT_PEAK_GBPS},
       {"peak-tflops", required_argument, NULL, OPT_PEAK_TFLOPS},
       {"csv", no_argument, NULL, OPT_CSV},
@@ -369,6 +374,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       }
       case OPT_CUBLAS_ALGOS: rc = parse_int("--cublas-algos", a, 0, &o->cublas_algos); break;
       case OPT_NO_CUBLAS: o->cublas_algos = 0; break;
+      case OPT_ROUNDS: o->rounds = 1; break;
       case OPT_PEAK_GBPS: rc = parse_double("--peak-gbps", a, &o->peak_gbps); break;
       case OPT_PEAK_TFLOPS: rc = parse_double("--peak-tflops", a, &o->peak_tflops); break;
       case OPT_CSV:
@@ -741,6 +747,50 @@ static int candidate(const bench *b, const w4a16_kernel_desc *kd, const w4a16_pr
   return w4a16_can_implement(kd, p) == W4A16_STATUS_OK;
 }
 
+/* --rounds: the n kernels of rows and, with cuBLAS, its algorithms, timed in the same rounds
+   (w4a16_timing_data_time_with); rows[i].t and s->cub receive the results. 0 ok, 1 fatal (host memory). */
+static int time_in_rounds(bench *b, problem_summary *s, w4a16_timing_data *td, row *rows, int n, int idx, int total) {
+  enum { MAX_CUB = 16 };
+  const w4a16_problem *np = s->p;
+  w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
+  const w4a16_kernel_desc **kernels = calloc((size_t)n, sizeof *kernels);
+  w4a16_timing_result *res = calloc((size_t)n + MAX_CUB, sizeof *res);
+  if (!kernels || !res) {
+    free(kernels);
+    free(res);
+    errmsg("out of host memory\n");
+    return 1;
+  }
+  for (int i = 0; i < n; ++i) kernels[i] = rows[i].kd;
+  bench_cublas_set *set = NULL;
+  w4a16_timing_candidate cand[MAX_CUB];
+  int ncub = 0;
+  if (b->cublas) {
+    s->have_cublas = 1;
+    if (bench_cublas_prepare(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), b->o.cublas_algos,
+                             b->o.rotate_bytes, b->o.seed * 1000003ull + (uint64_t)idx + 77, &set,
+                             &s->cub) == W4A16_STATUS_OK)
+      ncub = bench_cublas_candidates(set, cand, MAX_CUB);
+  }
+  progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: %d kernel%s%s in rounds", idx, total, (long long)np->m,
+           (long long)np->n, (long long)np->k, n, n == 1 ? "" : "s", ncub ? " and cuBLASLt" : "");
+  w4a16_status st = w4a16_timing_data_time_with(td, kernels, n, cand, ncub, &to, res);
+  for (int i = 0; i < n; ++i) {
+    rows[i].t = res[i];
+    if (st != W4A16_STATUS_OK && rows[i].t.status == W4A16_STATUS_OK) {
+      rows[i].t.status = st;
+      snprintf(rows[i].t.message, sizeof rows[i].t.message, "%s", w4a16_last_error_message());
+    }
+  }
+  if (set) {
+    bench_cublas_pick(set, res + n, ncub, &s->cub);
+    bench_cublas_release(set, w4a16_timing_data_stream(td));
+  }
+  free(kernels);
+  free(res);
+  return 0;
+}
+
 /* 0 ok, 1 fatal */
 static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   size_t count = w4a16_kernel_count();
@@ -783,6 +833,13 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   s.cub_floor_us = floor_us(&b->o, s.cub_bytes, s.flops, NULL);
 
   w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
+  if (b->o.rounds && n > 0) {
+    if (time_in_rounds(b, &s, td, rows, n, idx, total)) {
+      w4a16_timing_data_destroy(td);
+      free(rows);
+      return 1;
+    }
+  } else {
   for (int i = 0; i < n; ++i) {
     progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: kernel %d/%d %s", idx, total, (long long)p->m, (long long)p->n,
              (long long)p->k, i + 1, n, rows[i].kd->name);
@@ -795,6 +852,7 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
     bench_cublas_time(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), w4a16_timing_data_stream(td),
                       b->o.cublas_algos, b->o.rotate_bytes, b->o.seed * 1000003ull + (uint64_t)idx + 77, &to,
                       &s.cub);
+  }
   }
   w4a16_timing_data_destroy(td);
   qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
@@ -961,6 +1019,7 @@ int w4a16_bench_main(int argc, char **argv) {
     json_object_set_new(js, "rotate_min_bytes", json_integer((json_int_t)rot));
     json_object_set_new(js, "seed", json_integer((json_int_t)b.o.seed));
     json_object_set_new(js, "cublas_algos", json_integer(b.cublas ? b.o.cublas_algos : 0));
+    json_object_set_new(js, "rounds", json_boolean(b.o.rounds));
     json_object_set_new(js, "kernels", b.o.include ? json_string(b.o.include) : json_null());
     json_object_set_new(js, "exclude", b.o.exclude ? json_string(b.o.exclude) : json_null());
     json_object_set_new(root, "settings", js);

@@ -63,12 +63,14 @@ static void test_profile_bad_args(void **state) {
 static void test_rounds_bad_args(void **state) {
   (void)state;
   int ctx = 0;
-  w4a16_timing_candidate cand[1] = {{NULL, &ctx}};
+  w4a16_timing_candidate cand[1] = {{NULL, &ctx, 0, 0}};
   w4a16_timing_result r[1];
   assert_int_equal(w4a16_time_launches(NULL, 1, 1, NULL, NULL, r), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_time_launches(cand, 1, 1, NULL, NULL, NULL), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_time_launches(cand, 0, 1, NULL, NULL, r), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "n = 0"));
+  const w4a16_kernel_desc *k0 = w4a16_kernel_get(0);
+  assert_int_equal(w4a16_timing_data_time_with(NULL, &k0, 1, NULL, 0, NULL, r), W4A16_STATUS_NULL_POINTER);
 }
 
 /* ---- GPU ---- */
@@ -159,7 +161,8 @@ static void test_time_rounds(void **state) {
   cudaStream_t s;
   assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   memset_ctx c[3] = {{buf, bytes, 0, -1, 0, 0}, {buf, bytes / 4, 0, 0, 0, bytes}, {buf, bytes / 2, 0, -1, 0, bytes}};
-  w4a16_timing_candidate cand[3] = {{memset_launch, &c[0]}, {memset_launch, &c[1]}, {memset_launch, &c[2]}};
+  /* the third rotates over two copies of its own (a candidate's copies field) */
+  w4a16_timing_candidate cand[3] = {{memset_launch, &c[0], 0, 0}, {memset_launch, &c[1], 0, 0}, {memset_launch, &c[2], 2, 0}};
   w4a16_timing_result r[3];
   w4a16_timing_options o = {2, 7, 0, 0, 0};
   assert_int_equal(w4a16_time_launches(cand, 3, copies, s, &o, r), W4A16_STATUS_OK);
@@ -174,8 +177,8 @@ static void test_time_rounds(void **state) {
   for (int i = 0; i < 3; i += 2) {
     assert_int_equal(r[i].status, W4A16_STATUS_OK);
     assert_int_equal(r[i].samples, 7);
-    assert_int_equal(r[i].copies, copies);
-    assert_true(r[i].launches >= copies && r[i].launches % copies == 0);
+    assert_int_equal(r[i].copies, i == 2 ? 2 : copies);
+    assert_true(r[i].launches >= r[i].copies && r[i].launches % r[i].copies == 0);
     assert_true(r[i].min_us > 0 && r[i].min_us <= r[i].median_us && r[i].median_us <= r[i].max_us);
     assert_string_equal(r[i].message, "");
   }
@@ -183,6 +186,41 @@ static void test_time_rounds(void **state) {
   assert_true(c[2].bytes / (r[2].median_us * 1e-6) / 1e9 < 20000.0);
 
   cudaStreamDestroy(s);
+  cudaFree(buf);
+}
+
+/* w4a16_timing_data_time_with: a W4A16 kernel and an extra candidate on its own buffer (a memset over
+   two copies, as a reference library's launch would be) in the same rounds, each result in its slot */
+static void test_time_with_extra(void **state) {
+  (void)state;
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_heuristic_result h[1];
+  int nh = 0;
+  if (w4a16_heuristic_query(&p, 1, h, &nh) != W4A16_STATUS_OK || nh < 1) {
+    fprintf(stderr, "[timing] no kernel for bf16 fgs g128 in this build: %s\n", w4a16_last_error_message());
+    return;
+  }
+  w4a16_timing_data *td = NULL;
+  assert_int_equal(w4a16_timing_data_create(&p, 0, 5, &td), W4A16_STATUS_OK);
+  const size_t bytes = (size_t)8 << 20;
+  char *buf = NULL;
+  assert_int_equal(cudaMalloc((void **)&buf, 2 * bytes), cudaSuccess);
+  memset_ctx c = {buf, bytes, 0, -1, 0, 0};
+  w4a16_timing_candidate extra = {memset_launch, &c, 2, 1};
+  w4a16_timing_result r[2];
+  w4a16_timing_options o = {2, 5, 0, 0, 0};
+  const w4a16_kernel_desc *kd = h[0].kernel;
+  assert_int_equal(w4a16_timing_data_time_with(td, &kd, 1, &extra, 1, &o, r), W4A16_STATUS_OK);
+  fprintf(stderr, "[timing] with extra: %s %.2f us (%d copies); memset %.2f us (%d copies)\n", kd->name,
+          r[0].median_us, r[0].copies, r[1].median_us, r[1].copies);
+  assert_int_equal(r[0].status, W4A16_STATUS_OK);
+  assert_int_equal(r[1].status, W4A16_STATUS_OK);
+  assert_int_equal(r[0].copies, w4a16_timing_data_copies(td));
+  assert_int_equal(r[1].copies, 2);
+  assert_int_equal(r[0].samples, 5);
+  assert_int_equal(r[1].samples, 5);
+  assert_true(r[0].median_us > 0 && r[1].median_us > 0);
+  w4a16_timing_data_destroy(td);
   cudaFree(buf);
 }
 
@@ -237,6 +275,7 @@ int main(void) {
   const struct CMUnitTest gpu[] = {
       cmocka_unit_test(test_time_memset),
       cmocka_unit_test(test_time_rounds),
+      cmocka_unit_test(test_time_with_extra),
       cmocka_unit_test(test_profile_ranked),
   };
   failed += cmocka_run_group_tests_name("timing_gpu", gpu, NULL, NULL);

@@ -259,9 +259,13 @@ w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int
     }
   }
   /* steps 1-3 for every candidate; the ones that fail keep their status and take no turns */
-  for (int i = 0; i < n; ++i)
-    if (timer_prepare(cands[i].fn, cands[i].ctx, copies, stream, &o, &t[i], &res[i]) == W4A16_STATUS_OK)
+  for (int i = 0; i < n; ++i) {
+    w4a16_timing_options oi = o;
+    if (cands[i].relaxed_capture) oi.relaxed_capture = 1;
+    if (timer_prepare(cands[i].fn, cands[i].ctx, cands[i].copies > 0 ? cands[i].copies : copies, stream, &oi, &t[i],
+                      &res[i]) == W4A16_STATUS_OK)
       ready[nready++] = i;
+  }
 
   /* one untimed round, then o.samples timed rounds: each replays every ready candidate once, back to
      back between events, starting one candidate further along each round */
@@ -583,12 +587,21 @@ w4a16_status w4a16_timing_data_time(w4a16_timing_data *td, const w4a16_kernel_de
 
 w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
                                          const w4a16_timing_options *options, w4a16_timing_result *res) {
-  if (!td || !kernels || !res) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "td, kernels or res is NULL");
-  if (n < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "n = %d kernels: must be >= 1", n);
+  return w4a16_timing_data_time_with(td, kernels, n, NULL, 0, options, res);
+}
+
+w4a16_status w4a16_timing_data_time_with(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
+                                         const w4a16_timing_candidate *extra, int n_extra,
+                                         const w4a16_timing_options *options, w4a16_timing_result *res) {
+  if (!td || !kernels || !res || (n_extra > 0 && !extra))
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "td, kernels, extra or res is NULL");
+  if (n < 1 || n_extra < 0)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "n = %d kernels, %d extra: must be >= 1 and >= 0", n, n_extra);
+  const int total = n + n_extra;
   kernel_launch *kl = calloc((size_t)n, sizeof *kl);
-  w4a16_timing_candidate *c = calloc((size_t)n, sizeof *c);
-  int *slot = calloc((size_t)n, sizeof *slot); /* kernels[slot[j]] is candidate j */
-  w4a16_timing_result *cres = calloc((size_t)n, sizeof *cres);
+  w4a16_timing_candidate *c = calloc((size_t)total, sizeof *c);
+  int *slot = calloc((size_t)total, sizeof *slot); /* res[slot[j]] is candidate j's */
+  w4a16_timing_result *cres = calloc((size_t)total, sizeof *cres);
   w4a16_status st = W4A16_STATUS_OK;
   if (!kl || !c || !slot || !cres) {
     st = w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation for %d kernels failed", n);
@@ -607,8 +620,13 @@ w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kern
     }
     if (ws > ws_max) ws_max = ws;
     kl[m] = (kernel_launch){td, kernels[i]};
-    c[m] = (w4a16_timing_candidate){launch_kernel, &kl[m]};
+    c[m] = (w4a16_timing_candidate){launch_kernel, &kl[m], 0, 0};
     slot[m++] = i;
+  }
+  for (int j = 0; j < n_extra; ++j) {
+    memset(&res[n + j], 0, sizeof res[n + j]);
+    c[m] = extra[j];
+    slot[m++] = n + j;
   }
   if (m == 0) goto done;
   if ((st = grow_workspace(td, ws_max)) != W4A16_STATUS_OK) {

@@ -69,10 +69,14 @@ typedef struct w4a16_timing_result {
 w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream,
                                const w4a16_timing_options *options, w4a16_timing_result *res);
 
-/* One candidate of w4a16_time_launches. */
+/* One candidate of w4a16_time_launches; copies: the weight copies its launches rotate over (0: the
+   call's copies argument); relaxed_capture: captured in cudaStreamCaptureModeRelaxed whatever the
+   options say (a library such as cuBLASLt that makes its own host calls while capturing). */
 typedef struct w4a16_timing_candidate {
   w4a16_timing_launch_fn fn;
   void *ctx;
+  int copies;
+  int relaxed_capture;
 } w4a16_timing_candidate;
 
 /*
@@ -141,6 +145,12 @@ w4a16_status w4a16_timing_data_time(w4a16_timing_data *td, const w4a16_kernel_de
    workspace size cannot be computed gets that status and is not timed. Returns as
    w4a16_time_launches. */
 w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
+                                         const w4a16_timing_options *options, w4a16_timing_result *res);
+
+/* The same, with n_extra more candidates (a reference such as cuBLAS, on its own data) timed in the
+   same rounds after the kernels: res[n + j] is extra[j]'s result (res holds n + n_extra). */
+w4a16_status w4a16_timing_data_time_with(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
+                                         const w4a16_timing_candidate *extra, int n_extra,
                                          const w4a16_timing_options *options, w4a16_timing_result *res);
 
 #ifdef __cplusplus
