@@ -381,11 +381,14 @@ static void test_h100_wg4(void **state) {
     assert_int_equal(k->mode, FGS);
     check_ranking(&fgs[i], 90, r, n);
   }
-  /* zero points on the same layer: the primary row's 128x32x256 */
+  /* zero points on the same layer: the two-warpgroup 256x32x128 of the "-zp" row (twenty-seventh
+     session: on the twenty-sixth's profiles in rounds 1.02-1.03x ahead of the primary row's
+     128x32x256 in bf16, 1.10-1.11x in fp16) */
   w4a16_problem z = test_problem(32, 28672, 4096, 128, FGSZ, BF);
-  const w4a16_kernel_desc *kz = h100_pick(&z, "h100-m17-32-n16385-up", r, &n);
+  const w4a16_kernel_desc *kz = h100_pick(&z, "h100-m17-32-n16385-up-k0-4096-zp", r, &n);
   assert_int_equal(kz->threads, 384);
-  assert_int_equal(kz->tile_n, 128);
+  assert_int_equal(kz->tile_n, 256);
+  assert_int_equal(kz->tile_m, 32);
   /* M = 33, or K = 8192: not that row */
   const w4a16_problem other[] = {test_problem(33, 28672, 4096, 128, FGS, BF),
                                  test_problem(24, 57344, 8192, 128, FGS, BF),
@@ -486,45 +489,99 @@ static void test_h100_m257_split(void **state) {
   }
 }
 
-/* The rows of M = 513..2048 (nineteenth session, runtime/select.c): the narrow short-K layers take
-   128x128x128 up to M = 768 and 128x256x64 above (tile_m 128 / 256 on either side of 768); N > 16384
-   likewise; from M = 1025 the layers of N > 6144 take 128x256x64, without the 2x1x1 cluster that
-   the cost model alone would rank first on the widest of them */
+/* The rows of M = 513..2048 (nineteenth session, runtime/select.c; twenty-seventh session): the narrow
+   short-K layers take 128x128x128 up to M = 640 (five 128-token tiles) and 128x256x64 above (tile_m
+   128 / 256 on either side of 640); N > 16384 likewise; the class's 2x1x1 cluster kernel where it ran
+   ahead of 1x1x1 on the profiles in rounds (M = 641..2048 but 4096x4096 at M = 1024, N = 6145..16384
+   and K > 8192 from M = 513; with zero points 1x1x1 stays at M = 769..1024 on N > 6144 and K > 8192) */
 static void test_h100_m513_split(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
   int n;
   const int64_t nk[2][2] = {{4096, 4096}, {57344, 8192}};
-  const char *lo[2] = {"h100-m513-768-n0-6144-k0-8192", "h100-m513-768-n16385-up"};
-  const char *hi[2] = {"h100-m769-1024-n0-6144-k0-8192", "h100-m769-1024-n16385-up"};
+  const char *lo[2] = {"h100-m513-640-n0-6144-k0-8192", "h100-m513-640-n16385-up"};
   for (int i = 0; i < 2; ++i) {
     w4a16_problem p = bf16_problem(513, nk[i][0], nk[i][1]);
     assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
-    p.m = 768;
+    p.m = 640;
     assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
-    p.m = 769;
-    assert_int_equal(h100_pick(&p, hi[i], r, &n)->tile_m, 256);
-    p.m = 1024;
-    assert_int_equal(h100_pick(&p, hi[i], r, &n)->tile_m, 256);
-    check_ranking(&p, 90, r, n);
   }
-  w4a16_problem p = bf16_problem(1536, 8192, 28672);
-  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m1025-2048-n6145-16384", r, &n);
-  assert_int_equal(k->tile_m, 256);
-  assert_int_equal(k->tile_k, 64);
-  /* with a 2x1x1 kernel of the class beside the 1x1x1 one: the cost model prefers it at M = 2048 on
-     57344x8192, the row keeps it out of its tier */
+  w4a16_problem p = bf16_problem(641, 4096, 4096);
+  assert_int_equal(h100_pick(&p, "h100-m641-1024-n0-4096-k0-8192", r, &n)->tile_m, 256);
+  p.m = 1024;
+  assert_int_equal(h100_pick(&p, "h100-m641-1024-n0-4096-k0-8192", r, &n)->tile_m, 256);
+  check_ranking(&p, 90, r, n);
+  /* the registry's 128x256x64 and a 2x1x1 kernel of the class: per problem the rule and the cluster */
   w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one;
   two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
   two.cluster_n = 2;
-  const w4a16_kernel_desc pair[2] = {one, two};
-  w4a16_heuristic_result r2[2];
-  p = bf16_problem(2048, 57344, 8192);
-  assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) < w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
-  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r2, &n), W4A16_STATUS_OK);
-  assert_int_equal(n, 2);
-  assert_string_equal(r2[0].rule, "h100-m1025-2048-n16385-up");
-  assert_int_equal(r2[0].kernel->cluster_n, 1);
+  w4a16_kernel_desc onez = one, twoz = two;
+  onez.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_1x1x1_pingpong";
+  twoz.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_2x1x1_pingpong";
+  onez.mode = twoz.mode = FGSZ;
+  const w4a16_kernel_desc pair[4] = {one, two, onez, twoz};
+  const struct {
+    int64_t m, n, k;
+    w4a16_quant_mode mode;
+    const char *rule;
+    int cluster_n;
+  } cases[] = {
+      {1024, 6144, 4096, FGS, "h100-m641-1024-n4097-6144-k0-8192", 2},
+      {704, 6144, 4096, FGSZ, "h100-m641-1024-n4097-6144-k0-8192", 2},
+      {1024, 4096, 4096, FGS, "h100-m641-1024-n0-4096-k0-8192", 1},
+      {600, 4096, 14336, FGS, "h100-m513-1024-n0-6144-k8193-up", 2},
+      {768, 4096, 14336, FGSZ, "h100-m513-1024-n0-6144-k8193-up", 2},
+      {1024, 4096, 14336, FGSZ, "h100-m769-1024-n0-6144-k8193-up-zp", 1},
+      {1024, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2},
+      {1024, 10240, 8192, FGSZ, "h100-m769-1024-n6145-16384-zp", 1},
+      {900, 57344, 8192, FGS, "h100-m641-1024-n16385-up", 2},
+      {700, 57344, 8192, FGSZ, "h100-m641-1024-n16385-up", 2},
+      {600, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2},
+      {2048, 6144, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2},
+      {2048, 4096, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2},
+      {2048, 57344, 8192, FGS, "h100-m1025-2048-n16385-up", 2},
+      {1536, 8192, 28672, FGS, "h100-m1025-2048-n6145-16384", 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
+    assert_int_equal(w4a16_heuristic_query_table(pair, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].rule, cases[i].rule);
+    assert_int_equal(r[0].kernel->cluster_n, cases[i].cluster_n);
+    assert_int_equal(r[0].kernel->mode, cases[i].mode);
+    assert_int_equal(r[0].kernel->tile_m, 256);
+    check_ranking_in(pair, 4, &p, 90, r, n);
+  }
+}
+
+/* a rule's cluster_min keeps the kernels of smaller clusters (1x1x1 counts as 1) out of its tier */
+static void test_rule_cluster_min(void **state) {
+  (void)state;
+  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one, four = one;
+  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
+  two.cluster_n = 2;
+  four.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x2x1_pingpong";
+  four.cluster_n = four.cluster_m = 2;
+  const w4a16_kernel_desc table[3] = {one, two, four};
+  w4a16_problem p = bf16_problem(256, 8192, 8192); /* where the cost model ranks 1x1x1 first */
+  w4a16_heuristic_result r[3];
+  int n = 0;
+  w4a16_heuristic_rule rule = {.name = "clusters", .m_min = 1, .cc_min = 80, .family = -1, .cluster_min = 2};
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(r[0].rule, "clusters");
+  assert_string_equal(r[1].rule, "clusters");
+  assert_true(r[0].kernel->cluster_n * r[0].kernel->cluster_m >= 2 && r[1].kernel->cluster_n * r[1].kernel->cluster_m >= 2);
+  assert_string_equal(r[2].rule, "fallback");
+  assert_int_equal(r[2].kernel->cluster_n, 1);
+  /* with cluster_max: exactly two CTAs */
+  rule.cluster_max = 2;
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
+  assert_string_equal(r[0].rule, "clusters");
+  assert_int_equal(r[0].kernel->cluster_n, 2);
+  assert_int_equal(r[0].kernel->cluster_m, 1);
+  assert_string_equal(r[1].rule, "fallback");
+  assert_string_equal(r[2].rule, "fallback");
 }
 
 static void test_arch_filter(void **state) {
@@ -1121,7 +1178,7 @@ int main(void) {
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
-      cmocka_unit_test(test_rule_schedules),
+      cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min),
       cmocka_unit_test(test_h100_zero_points),
       cmocka_unit_test(test_h100_small_groups),
       cmocka_unit_test(test_group_max_per_column),
