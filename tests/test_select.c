@@ -415,6 +415,12 @@ static void test_h100_other_layers(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
   int n;
+  /* small layers: 128x32x256 at M = 33..64 up to N = 4096 (4096x4096 at M = 64: 1.04-1.07x ahead of
+     128x64x256, twenty-seventh session) */
+  w4a16_problem p64 = bf16_problem(64, 4096, 4096);
+  const w4a16_kernel_desc *k64 = h100_pick(&p64, "h100-m33-64-n0-4096-k0-8192", r, &n);
+  assert_int_equal(k64->tile_m, 32);
+  assert_int_equal(k64->tile_k, 256);
   /* small layers: 128x32x256 at M = 17..32 (Llama-3.2-3B's 3072x3072) */
   w4a16_problem p = bf16_problem(32, 3072, 3072);
   const w4a16_kernel_desc *k = h100_pick(&p, "h100-m17-32-n0-3584-k0-8192", r, &n);
@@ -466,26 +472,70 @@ static void test_h100_other_layers(void **state) {
 }
 
 /* M = 257..512 splits at 384 (the last token tile's boxes clipped to its rows): 128x128x128 up to 384,
-   the 256-token class above, on every N range */
+   the 256-token class above, on every N range; N > 16384 takes 128x64x256 up to M = 320 (five 64-token
+   tiles against three of 128), and from M = 385 the 256-token class's 2x1x1 kernel on N > 4096, K <=
+   8192 and on N > 6144 (twenty-seventh session, profiles in rounds at M = 320..512); zero points follow
+   the scale-only rows up to M = 384 (their "-zp" row's 256-token tiles ran 1.08-1.23x behind there) */
 static void test_h100_m257_split(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
   int n;
-  const int64_t nk[3][2] = {{10240, 8192}, {57344, 8192}, {4096, 14336}};
-  const char *lo[3] = {"h100-m257-384-n6145-16384", "h100-m257-384-n16385-up", "h100-m257-384-n0-6144-k8193-up"};
-  const char *hi[3] = {"h100-m385-512-n6145-16384", "h100-m385-512-n16385-up", "h100-m385-512-n0-6144-k8193-up"};
+  /* (the fake registry's 128x64x256 is a zero-point kernel) */
+  const w4a16_problem lo_p[3] = {test_problem(300, 10240, 8192, 128, FGS, BF), test_problem(300, 57344, 8192, 128, FGSZ, BF),
+                                 test_problem(300, 4096, 14336, 128, FGS, BF)};
+  const char *lo[3] = {"h100-m257-384-n6145-16384", "h100-m257-320-n16385-up", "h100-m257-384-n0-6144-k8193-up"};
+  const int lo_tile_m[3] = {128, 64, 128};
   for (int i = 0; i < 3; ++i) {
-    w4a16_problem p = bf16_problem(300, nk[i][0], nk[i][1]);
+    w4a16_problem p = lo_p[i];
     const w4a16_kernel_desc *k = h100_pick(&p, lo[i], r, &n);
-    assert_int_equal(k->tile_m, 128);
-    assert_int_equal(k->tile_k, 128);
-    p.m = 384;
-    assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
-    p.m = 385;
-    k = h100_pick(&p, hi[i], r, &n);
-    assert_int_equal(k->tile_m, 256);
-    assert_int_equal(k->tile_k, 64);
+    assert_int_equal(k->tile_m, lo_tile_m[i]);
+    assert_int_equal(k->tile_k, lo_tile_m[i] == 64 ? 256 : 128);
     check_ranking(&p, 90, r, n);
+    p.m = 384;
+    p.mode = FGS;
+    assert_int_equal(h100_pick(&p, i == 1 ? "h100-m257-384-n16385-up" : lo[i], r, &n)->tile_m, 128);
+  }
+  w4a16_problem p = bf16_problem(385, 4096, 14336);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m385-512-n0-6144-k8193-up", r, &n);
+  assert_int_equal(k->tile_m, 256);
+  assert_int_equal(k->tile_k, 64);
+  p = bf16_problem(448, 4096, 4096);
+  assert_int_equal(h100_pick(&p, "h100-m257-512-n0-6144-k0-8192", r, &n)->tile_m, 128);
+  /* the 256-token class's 1x1x1 and 2x1x1 kernels: the rows of M = 385..512 take 2x1x1; zero points at
+     M = 320 on N = 6145..16384 the scale-only row's 128-token tile */
+  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one, small = *fake_named(SM90_128X128X64);
+  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
+  two.cluster_n = 2;
+  w4a16_kernel_desc onez = one, twoz = two, smallz = small;
+  onez.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_1x1x1_pingpong";
+  twoz.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_2x1x1_pingpong";
+  smallz.name = "w4a16_sm90_bf16_u4_fgsz_128x128x128_1x1x1_pingpong";
+  smallz.tile_k = 128;
+  onez.mode = twoz.mode = smallz.mode = FGSZ;
+  const w4a16_kernel_desc pair[5] = {one, two, onez, twoz, smallz};
+  const struct {
+    int64_t m, n, k;
+    w4a16_quant_mode mode;
+    const char *rule;
+    int cluster_n, tile_m;
+  } cases[] = {
+      {385, 10240, 8192, FGS, "h100-m385-512-n6145-16384", 2, 256},
+      {512, 8192, 28672, FGS, "h100-m385-512-n6145-16384", 2, 256},
+      {448, 10240, 8192, FGSZ, "h100-m385-512-n6145-16384-zp", 2, 256},
+      {320, 10240, 8192, FGSZ, "h100-m257-384-n6145-16384", 1, 128},
+      {448, 57344, 8192, FGS, "h100-m385-512-n16385-up", 2, 256},
+      {512, 28672, 4096, FGSZ, "h100-m385-512-n16385-up", 2, 256},
+      {448, 6144, 4096, FGS, "h100-m385-512-n4097-6144-k0-8192", 2, 256},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
+    assert_int_equal(w4a16_heuristic_query_table(pair, 5, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].rule, cases[i].rule);
+    assert_int_equal(r[0].kernel->cluster_n, cases[i].cluster_n);
+    assert_int_equal(r[0].kernel->tile_m, cases[i].tile_m);
+    assert_int_equal(r[0].kernel->mode, cases[i].mode);
+    check_ranking_in(pair, 5, &p, 90, r, n);
   }
 }
 
@@ -831,10 +881,11 @@ static void test_estimate_cluster(void **state) {
   p = bf16_problem(256, 8192, 8192);
   assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(r[0].kernel->cluster_n, 1);
-  /* the widest layer at M = 129..256 and 385..512: rows with cluster_max 1 keep the 2x1x1 kernel out
-     of their tier, though the cost model alone would rank it first at M = 200 */
-  const int64_t ms[3] = {200, 256, 448};
-  for (int i = 0; i < 3; ++i) {
+  /* the widest layer at M = 129..256: rows with cluster_max 1 keep the 2x1x1 kernel out of their tier,
+     though the cost model alone would rank it first at M = 200 (M = 385..512 takes it since the
+     twenty-seventh session: test_h100_m257_split) */
+  const int64_t ms[2] = {200, 256};
+  for (int i = 0; i < 2; ++i) {
     p = bf16_problem(ms[i], 57344, 8192);
     assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
     assert_int_equal(n, 2);
