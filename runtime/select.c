@@ -224,9 +224,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        too; all of them and M = 1025..2048 on N <= 6144, K <= 8192 the 2x1x1 kernel (cluster_min 2, a new
        column), but N <= 4096, K <= 8192 (the cost model: 1x1x1); the other M = 1025..2048 rows lost
        cluster_max 1 (the cost model picks 2x1x1 there); "-zp" rows keep 1x1x1 at M = 769..1024 on
-       N > 6144 and on K > 8192 (2x1x1 1.01-1.03x behind there with zero points). Zero points at
-       M = 17..32 on N > 16384, K <= 4096 take the two-warpgroup 256x32x128 (a "-zp" row: 1.02-1.03x
-       ahead of the primary row's 128x32x256 in bf16, 1.10-1.11x in fp16). Replayed: M = 544..768 from
+       N > 6144 and on K > 8192 (2x1x1 1.01-1.03x behind there with zero points). Zero points and
+       per-column scales at M = 17..32 on N > 16384, K <= 4096 take the two-warpgroup 256x32x128 (a
+       "-zp-pc" row: 1.02-1.03x ahead of the primary row's 128x32x256 in bf16 zero points, 1.10-1.11x in
+       fp16, per-column 1.08x / 1.04x). Replayed: M = 544..768 from
        83-85 % to 100 % within 10 % (geomean 1.004, worst 1.08: 8192x8192 at M = 640, where 128x128x128
        stays ahead), M = 1024 / 2048 geomean 1.0006 / 1.0005 (worst 1.011), 28672x4096 M = 32 fp16 zero
        points 1.11 -> 1.00; the thirteenth session's sequential large-M profile (timed one kernel after
@@ -238,7 +239,17 @@ static const w4a16_heuristic_rule g_rules[] = {
        scale-only row's 128x128x128); M = 257..320 on N > 16384 takes 128x64x256 (five 64-token tiles
        against three of 128: 1.02-1.07x ahead at M = 320); M = 33..64 on N <= 4096 (was 3584) takes
        128x32x256 (4096x4096 at M = 64 1.04-1.07x ahead of 128x64x256, within 1.6 % at M = 40..56).
-       Replayed on that profile: 60-64 -> 64 of 64 each (worst 1.23 -> 1.02). */
+       Replayed on that profile: 60-64 -> 64 of 64 each (worst 1.23 -> 1.02).
+       Decode, on the twenty-sixth session's profiles in rounds: M = 2..4 on N = 8449..16384 (more 32-row
+       units than two CTAs an SM hold; 10240x8192) take the 4-stage TMA GEMV 32x4x1024 (the primary
+       row's 32x8x1024 1.03-1.09x behind it in every dtype / mode but bf16 groups of 128, 1.025x); on
+       8192x8192 the two are within 4 % either way (bf16 prefers 32x8, fp16 32x4), so N <= 8448 keeps
+       the row. Zero points at M = 1 on N > 16384 lost their "-zp" row (TMA GEMV 128x8x256: 1.035-1.093x
+       behind the scale-only row's 16x4x2048, bf16 and fp16, after the launch change of the twenty-sixth
+       session). Per-column scales at M = 2..4 on N = 3585..4096, K <= 4096 take the zero points' 2-stage
+       TMA GEMV 16x8x1024 (the "-zp-pc" rows; the scale-only rows' 4-stage one 1.04-1.13x behind in bf16
+       and fp16). Replayed: M <= 16 geomean 1.0083 -> 1.0055, 37 -> 23 of 280 over 1.02 (before the
+       per-column change). */
     {"h100-m1-1-n0-3584-k0-8192", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt2", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0, 0},
@@ -249,7 +260,6 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m1-1-n6145-16384-zp", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n6145-16384", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n6145-16384-alt", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0},
-    {"h100-m1-1-n16385-up-zp", 1, 1, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n16385-up", 1, 1, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n16385-up-alt", 1, 1, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-4096-k0-8192", 1, 1, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
@@ -263,13 +273,14 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m2-2-n0-6144-k8193-up", 2, 2, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n0-6144-k8193-up-alt", 2, 2, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n6145-16384-zp", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0, 0},
+    {"h100-m2-2-n8449-16384", 2, 2, 8449, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0},
     {"h100-m2-2-n6145-16384", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n6145-16384-alt", 2, 2, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n16385-up", 2, 2, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n16385-up-alt", 2, 2, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m2-2-n0-4096-k0-8192-g64", 2, 2, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 64, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
-    {"h100-m2-2-n3585-4096-k0-4096-zp", 2, 2, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
+    {"h100-m2-2-n3585-4096-k0-4096-zp-pc", 2, 2, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, (1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
     {"h100-m2-2-n3585-4096-k0-4096", 2, 2, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
@@ -283,13 +294,14 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m3-4-n6145-16384-k0-6144-alt", 3, 4, 6145, 16384, 0, 6144, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n0-6144-k8193-up", 3, 4, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n0-6144-k8193-up-alt", 3, 4, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
+    {"h100-m3-4-n8449-16384", 3, 4, 8449, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0},
     {"h100-m3-4-n6145-16384", 3, 4, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n6145-16384-alt", 3, 4, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n16385-up", 3, 4, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n16385-up-alt", 3, 4, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m3-4-n0-4096-k0-8192-g64", 3, 4, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 64, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
-    {"h100-m3-4-n3585-4096-k0-4096-zp", 3, 4, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0,
+    {"h100-m3-4-n3585-4096-k0-4096-zp-pc", 3, 4, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, (1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
     {"h100-m3-4-n3585-4096-k0-4096", 3, 4, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0},
@@ -341,7 +353,7 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m17-32-n6145-16384", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m17-32-n6145-16384-alt", 17, 32, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m17-32-n16385-up-k0-4096-wg4", 17, 32, 16385, 0, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.75f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_ONLY, 0, 640, 640, 0, 0, 0},
-    {"h100-m17-32-n16385-up-k0-4096-zp", 17, 32, 16385, 0, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 384, 384, 0, 0, 0},
+    {"h100-m17-32-n16385-up-k0-4096-zp-pc", 17, 32, 16385, 0, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 256, 256, 0, 0, 0, 0.0f, 128, 128, (1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 384, 384, 0, 0, 0},
     {"h100-m17-32-n16385-up", 17, 32, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m33-64-n0-4096-k0-8192", 33, 64, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 32, 32, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m33-64-n6145-16384-k0-6144", 33, 64, 6145, 16384, 0, 6144, 132, 132, 90, 90, W4A16_FAMILY_SM90, 64, 64, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0},

@@ -385,7 +385,7 @@ static void test_h100_wg4(void **state) {
      session: on the twenty-sixth's profiles in rounds 1.02-1.03x ahead of the primary row's
      128x32x256 in bf16, 1.10-1.11x in fp16) */
   w4a16_problem z = test_problem(32, 28672, 4096, 128, FGSZ, BF);
-  const w4a16_kernel_desc *kz = h100_pick(&z, "h100-m17-32-n16385-up-k0-4096-zp", r, &n);
+  const w4a16_kernel_desc *kz = h100_pick(&z, "h100-m17-32-n16385-up-k0-4096-zp-pc", r, &n);
   assert_int_equal(kz->threads, 384);
   assert_int_equal(kz->tile_n, 256);
   assert_int_equal(kz->tile_m, 32);
@@ -956,7 +956,7 @@ static void test_h100_zero_points(void **state) {
   for (int64_t m = 2; m <= 4; ++m) {
     w4a16_problem p = test_problem(m, 4096, 4096, 128, FGSZ, BF);
     const w4a16_kernel_desc *k =
-        h100_pick(&p, m == 2 ? "h100-m2-2-n3585-4096-k0-4096-zp" : "h100-m3-4-n3585-4096-k0-4096-zp", r, &n);
+        h100_pick(&p, m == 2 ? "h100-m2-2-n3585-4096-k0-4096-zp-pc" : "h100-m3-4-n3585-4096-k0-4096-zp-pc", r, &n);
     assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma");
     check_ranking(&p, 90, r, n);
   }
@@ -979,6 +979,46 @@ static void test_h100_zero_points(void **state) {
     p = test_problem(12, wide[i][0], wide[i][1], 128, FGSZ, BF);
     k = h100_pick(&p, "h100-m9-16-n6145-16384-zp", r, &n);
     assert_string_equal(k->name, "w4a16_sm90_bf16_u4_fgsz_128x16x256_1x1x1_pingpong");
+  }
+}
+
+/* decode rows refitted on the twenty-sixth session's profiles in rounds (twenty-seventh session): M = 2..4
+   on N = 8449..16384 (more 32-row units than two CTAs an SM hold: 10240x8192) take the 4-token TMA GEMV
+   32x4x1024 (the 8-token 32x8x1024 1.03-1.09x behind), N = 6145..8448 keeps it; zero points at M = 1 on
+   N > 16384 follow the scale-only row's 16x4x2048 (the "-zp" row's 128x8x256 ran 1.04-1.09x behind) */
+static void test_h100_decode_rows(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n;
+  for (int64_t m = 2; m <= 4; ++m) {
+    w4a16_problem p = bf16_problem(m, 10240, 8192);
+    const w4a16_kernel_desc *k = h100_pick(&p, m == 2 ? "h100-m2-2-n8449-16384" : "h100-m3-4-n8449-16384", r, &n);
+    assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma");
+    check_ranking(&p, 90, r, n);
+    p = bf16_problem(m, 8192, 8192);
+    k = h100_pick(&p, m == 2 ? "h100-m2-2-n6145-16384" : "h100-m3-4-n6145-16384", r, &n);
+    assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma");
+  }
+  /* per-column scales at M = 2..4 on 4096x4096: the zero points' 2-stage TMA GEMV 16x8x1024 (the
+     scale-only rows' 4-stage one 1.04-1.13x behind) */
+  w4a16_kernel_desc pc[2] = {*fake_named("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s4_tma"),
+                             *fake_named("w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma")};
+  pc[0].name = "w4a16_gemv_bf16_u4_pc_n16_m8_k1024_s4_tma";
+  pc[1].name = "w4a16_gemv_bf16_u4_pc_n16_m8_k1024_s2_tma";
+  pc[0].mode = pc[1].mode = W4A16_PER_COLUMN_SCALE_ONLY;
+  for (int64_t m = 2; m <= 4; ++m) {
+    w4a16_problem p = test_problem(m, 4096, 4096, 0, W4A16_PER_COLUMN_SCALE_ONLY, BF);
+    assert_int_equal(w4a16_heuristic_query_table(pc, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n3585-4096-k0-4096-zp-pc" : "h100-m3-4-n3585-4096-k0-4096-zp-pc");
+    assert_int_equal(r[0].kernel->stages, 2);
+    check_ranking_in(pc, 2, &p, 90, r, n);
+  }
+  const int64_t wide[2][2] = {{57344, 8192}, {28672, 4096}};
+  for (int i = 0; i < 2; ++i) {
+    w4a16_problem p = test_problem(1, wide[i][0], wide[i][1], 128, FGSZ, BF);
+    const w4a16_kernel_desc *k = h100_pick(&p, "h100-m1-1-n16385-up", r, &n);
+    assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgsz_n16_m4_k2048_s3_tma");
   }
 }
 
@@ -1231,7 +1271,7 @@ int main(void) {
       cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min),
       cmocka_unit_test(test_h100_zero_points),
-      cmocka_unit_test(test_h100_small_groups),
+      cmocka_unit_test(test_h100_small_groups),  cmocka_unit_test(test_h100_decode_rows),
       cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
