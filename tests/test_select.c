@@ -1022,6 +1022,45 @@ static void test_h100_decode_rows(void **state) {
   }
 }
 
+/* a rule's dtypes column keys it on the problem's dtype: fp16 scale-only at M = 2..4 on 8192x8192 takes
+   the 4-token TMA GEMV 32x4x1024 ("-f16" rows, twenty-seventh session), bf16 the primary row's 32x8x1024,
+   although both kernels exist in both dtypes */
+static void test_rule_dtypes(void **state) {
+  (void)state;
+  w4a16_kernel_desc t[4] = {*fake_named("w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma"),
+                            *fake_named("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma")};
+  t[2] = t[0];
+  t[3] = t[1];
+  t[2].name = "w4a16_gemv_f16_u4_fgs_n32_m4_k1024_s4_tma";
+  t[3].name = "w4a16_gemv_f16_u4_fgs_n32_m8_k1024_s3_tma";
+  t[2].dtype = t[3].dtype = W4A16_DTYPE_F16;
+  w4a16_heuristic_result r[4];
+  int n = 0;
+  for (int64_t m = 2; m <= 4; ++m) {
+    w4a16_problem p = test_problem(m, 8192, 8192, 128, FGS, FH);
+    assert_int_equal(w4a16_heuristic_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n6145-8448-f16" : "h100-m3-4-n6145-8448-f16");
+    assert_string_equal(r[0].kernel->name, "w4a16_gemv_f16_u4_fgs_n32_m4_k1024_s4_tma");
+    p.dtype = W4A16_DTYPE_BF16;
+    assert_int_equal(w4a16_heuristic_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n6145-16384" : "h100-m3-4-n6145-16384");
+    assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma");
+    for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-f16"));
+  }
+  /* a custom table: the dtype bit decides */
+  w4a16_heuristic_rule rule = {.name = "fp16-only", .m_min = 1, .cc_min = 80, .family = -1,
+                               .dtypes = 1u << W4A16_DTYPE_F16};
+  w4a16_problem p = test_problem(2, 8192, 8192, 128, FGS, FH);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(r[0].rule, "fp16-only");
+  p.dtype = W4A16_DTYPE_BF16;
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(n, 2);
+  assert_string_equal(r[0].rule, "fallback");
+  assert_string_equal(r[1].rule, "fallback");
+}
+
 /* groups of 32 / 64 at M = 2..4 (twenty-sixth session, H100 profiles in rounds, docs/runs/session26/modes):
    N > 16384 at M = 2 has no "-g64" row any more (its register-staged 32x8x512 ran 1.10-1.35x behind the
    TMA GEMV that the primary rows name), and N <= 4096, K <= 8192 takes the 4-token TMA GEMV 32x4x1024
@@ -1269,7 +1308,7 @@ int main(void) {
       cmocka_unit_test(test_requested_prefix),   cmocka_unit_test(test_waves_efficiency),
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
-      cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min),
+      cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min), cmocka_unit_test(test_rule_dtypes),
       cmocka_unit_test(test_h100_zero_points),
       cmocka_unit_test(test_h100_small_groups),  cmocka_unit_test(test_h100_decode_rows),
       cmocka_unit_test(test_group_max_per_column),

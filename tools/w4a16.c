@@ -931,12 +931,12 @@ static int fit(const tune_opts *o) {
                       : r->family == W4A16_FAMILY_SM90 ? "W4A16_FAMILY_SM90"
                       : r->family == W4A16_FAMILY_SM80 ? "W4A16_FAMILY_SM80"
                                                        : "ANY_FAMILY";
-    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, %d, %d, %uu, %d, %d, %d, %d, %uu, %d},\n",
+    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, %d, %d, %uu, %d, %d, %d, %d, %uu, %d, %uu},\n",
            r->name, (long long)r->m_min, (long long)r->m_max, (long long)r->n_min, (long long)r->n_max,
            (long long)r->k_min, (long long)r->k_max, r->sm_count_min, r->sm_count_max, r->cc_min, r->cc_max, fam,
            r->tile_m_min, r->tile_m_max, r->tile_n_min, r->tile_n_max, r->stages_min, r->stages_max, r->m_tiles_max,
            r->min_waves_eff, r->tile_k_min, r->tile_k_max, r->modes, r->group_max, r->threads_min, r->threads_max,
-           r->cluster_max, r->schedules, r->cluster_min);
+           r->cluster_max, r->schedules, r->cluster_min, r->dtypes);
   }
   printf("\n");
   char what[512];

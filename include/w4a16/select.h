@@ -120,6 +120,7 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *  cluster_max        the kernel's CTAs per thread-block cluster (cluster_n x cluster_m x
  *                     cluster_k) at most this (0 = any): 1 keeps a row to kernels without clusters
  *  cluster_min        the same count at least this (0 = any): 2 keeps a row to cluster kernels
+ *  dtypes             the problem's dtype has its bit (1u << w4a16_dtype) set (0 = any dtype)
  *  schedules          the kernel's schedule has its bit (1u << w4a16_schedule) set (0 = any):
  *                     tells the sm_90 TMA-streaming GEMV kernels from the register-staged ones
  *                     of the same tiles and stages
@@ -148,6 +149,7 @@ typedef struct w4a16_heuristic_rule {
   int cluster_max;              /* kernel: CTAs per cluster at most, 0 = any (last, likewise) */
   unsigned schedules;           /* kernel: schedule bit mask, 0 = any (last, likewise) */
   int cluster_min;              /* kernel: CTAs per cluster at least, 0 = any (last, likewise) */
+  unsigned dtypes;              /* problem: dtype bit mask, 0 = any (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */
