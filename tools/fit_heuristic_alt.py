@@ -36,13 +36,13 @@ def primary_rows(path):
     zp, zp_of = None, None  # the "-zp" row before the next primary row
     for m in ROW.finditer(open(path).read()):
         name, f = m.group(1), [x.strip() for x in m.group(2).split(',')]
-        if name.endswith('-g64'):
+        if name.endswith('-g64') or name.endswith('-f16'):  # a group-size or dtype row: not a primary class
             continue
         v = [int(x) if re.fullmatch(r'-?\d+', x) else x for x in f]
         m0, m1, n0, n1, k0, k1 = v[0:6]
         cls = (FAMILY[v[10]], v[13], v[11], v[19], v[15])  # family, tile_n, tile_m, tile_k, stages (0 = any)
-        if name.endswith('-zp'):
-            zp, zp_of = cls, name[:-3]
+        if name.endswith('-zp') or name.endswith('-zp-pc'):  # zero points (and per-column scales)
+            zp, zp_of = cls, name[:name.rindex('-zp')]
             continue
         if name.endswith('-alt'):
             rows[-1]['alt'] = cls
@@ -94,7 +94,7 @@ def clearly_better(new, now):
 
 def row_text(w, c, suffix, modes='', group_max=0):
     (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
-    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d, 0, 0, 0, 0},' %
+    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d, 0, 0, 0, 0, 0, 0},' %
             (w['name'], suffix, m0, m1, n0, n1, k0, k1, w['sm'], w['sm'], w['cc'], w['cc'], FAM_C[c[0]], c[2], c[2],
              c[1], c[1], c[4], c[4], c[3], c[3], modes or '0', group_max))
 
