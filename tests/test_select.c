@@ -591,6 +591,8 @@ static void test_h100_m513_split(void **state) {
       {2048, 4096, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2},
       {2048, 57344, 8192, FGS, "h100-m1025-2048-n16385-up", 2},
       {1536, 8192, 28672, FGS, "h100-m1025-2048-n6145-16384", 2},
+      {1216, 4096, 14336, FGS, "h100-m1153-2048-n0-6144-k8193-up", 2},
+      {1216, 4096, 14336, FGSZ, "h100-m1153-2048-n0-6144-k8193-up", 2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
