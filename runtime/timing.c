@@ -604,7 +604,12 @@ w4a16_status w4a16_timing_data_time_with(w4a16_timing_data *td, const w4a16_kern
   w4a16_timing_result *cres = calloc((size_t)total, sizeof *cres);
   w4a16_status st = W4A16_STATUS_OK;
   if (!kl || !c || !slot || !cres) {
-    st = w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation for %d kernels failed", n);
+    /* as w4a16_time_launches' own early failure: every result carries the status */
+    st = w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "host allocation for %d kernels and %d extra failed", n, n_extra);
+    for (int i = 0; i < total; ++i) {
+      memset(&res[i], 0, sizeof res[i]);
+      set_result(&res[i], st, "%s", w4a16_last_error_message());
+    }
     goto done;
   }
   size_t ws_max = 0;

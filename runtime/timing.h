@@ -148,7 +148,8 @@ w4a16_status w4a16_timing_data_time_many(w4a16_timing_data *td, const w4a16_kern
                                          const w4a16_timing_options *options, w4a16_timing_result *res);
 
 /* The same, with n_extra more candidates (a reference such as cuBLAS, on its own data) timed in the
-   same rounds after the kernels: res[n + j] is extra[j]'s result (res holds n + n_extra). */
+   same rounds after the kernels: res[n + j] is extra[j]'s result (res holds n + n_extra; on
+   OUT_OF_MEMORY every entry carries that status). */
 w4a16_status w4a16_timing_data_time_with(w4a16_timing_data *td, const w4a16_kernel_desc *const *kernels, int n,
                                          const w4a16_timing_candidate *extra, int n_extra,
                                          const w4a16_timing_options *options, w4a16_timing_result *res);
