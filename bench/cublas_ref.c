@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for Hopper */
-#define MAX_ALGOS 16
+#define MAX_ALGOS BENCH_CUBLAS_MAX_ALGOS
 
 struct bench_cublas {
   cublasLtHandle_t lt;

@@ -12,6 +12,9 @@
 
 typedef struct bench_cublas bench_cublas;
 
+/* The most heuristic algorithms timed per problem (max_algos is clamped to it). */
+#define BENCH_CUBLAS_MAX_ALGOS 16
+
 /* Handle + 32 MiB workspace. Returns 0, or -1 with a message in msg. */
 int bench_cublas_create(bench_cublas **out, char *msg, size_t cap);
 void bench_cublas_destroy(bench_cublas *cb);

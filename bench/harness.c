@@ -747,12 +747,15 @@ static int candidate(const bench *b, const w4a16_kernel_desc *kd, const w4a16_pr
   return w4a16_can_implement(kd, p) == W4A16_STATUS_OK;
 }
 
+/* the seed of problem idx's dense cuBLAS weights */
+static uint64_t cublas_seed(const bench *b, int idx) { return b->o.seed * 1000003ull + (uint64_t)idx + 77; }
+
 /* --rounds: the n kernels of rows and, with cuBLAS, its algorithms, timed in the same rounds
    (w4a16_timing_data_time_with); rows[i].t and s->cub receive the results. 0 ok, 1 fatal (host memory). */
-static int time_in_rounds(bench *b, problem_summary *s, w4a16_timing_data *td, row *rows, int n, int idx, int total) {
-  enum { MAX_CUB = 16 };
+static int time_in_rounds(bench *b, problem_summary *s, w4a16_timing_data *td, row *rows, int n, int idx, int total,
+                          const w4a16_timing_options *to) {
+  enum { MAX_CUB = BENCH_CUBLAS_MAX_ALGOS };
   const w4a16_problem *np = s->p;
-  w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
   const w4a16_kernel_desc **kernels = calloc((size_t)n, sizeof *kernels);
   w4a16_timing_result *res = calloc((size_t)n + MAX_CUB, sizeof *res);
   if (!kernels || !res) {
@@ -768,13 +771,12 @@ static int time_in_rounds(bench *b, problem_summary *s, w4a16_timing_data *td, r
   if (b->cublas) {
     s->have_cublas = 1;
     if (bench_cublas_prepare(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), b->o.cublas_algos,
-                             b->o.rotate_bytes, b->o.seed * 1000003ull + (uint64_t)idx + 77, &set,
-                             &s->cub) == W4A16_STATUS_OK)
+                             b->o.rotate_bytes, cublas_seed(b, idx), &set, &s->cub) == W4A16_STATUS_OK)
       ncub = bench_cublas_candidates(set, cand, MAX_CUB);
   }
   progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: %d kernel%s%s in rounds", idx, total, (long long)np->m,
            (long long)np->n, (long long)np->k, n, n == 1 ? "" : "s", ncub ? " and cuBLASLt" : "");
-  w4a16_status st = w4a16_timing_data_time_with(td, kernels, n, cand, ncub, &to, res);
+  w4a16_status st = w4a16_timing_data_time_with(td, kernels, n, cand, ncub, to, res);
   for (int i = 0; i < n; ++i) {
     rows[i].t = res[i];
     if (st != W4A16_STATUS_OK && rows[i].t.status == W4A16_STATUS_OK) {
@@ -834,25 +836,24 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
 
   w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
   if (b->o.rounds && n > 0) {
-    if (time_in_rounds(b, &s, td, rows, n, idx, total)) {
+    if (time_in_rounds(b, &s, td, rows, n, idx, total, &to)) {
       w4a16_timing_data_destroy(td);
       free(rows);
       return 1;
     }
   } else {
-  for (int i = 0; i < n; ++i) {
-    progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: kernel %d/%d %s", idx, total, (long long)p->m, (long long)p->n,
-             (long long)p->k, i + 1, n, rows[i].kd->name);
-    w4a16_timing_data_time(td, rows[i].kd, &to, &rows[i].t);
-  }
-  if (b->cublas) {
-    progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: cuBLASLt %s", idx, total, (long long)p->m, (long long)p->n,
-             (long long)p->k, w4a16_dtype_name(p->dtype));
-    s.have_cublas = 1;
-    bench_cublas_time(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), w4a16_timing_data_stream(td),
-                      b->o.cublas_algos, b->o.rotate_bytes, b->o.seed * 1000003ull + (uint64_t)idx + 77, &to,
-                      &s.cub);
-  }
+    for (int i = 0; i < n; ++i) {
+      progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: kernel %d/%d %s", idx, total, (long long)p->m, (long long)p->n,
+               (long long)p->k, i + 1, n, rows[i].kd->name);
+      w4a16_timing_data_time(td, rows[i].kd, &to, &rows[i].t);
+    }
+    if (b->cublas) {
+      progress(b, 1, "[%d/%d] M=%lld N=%lld K=%lld: cuBLASLt %s", idx, total, (long long)p->m, (long long)p->n,
+               (long long)p->k, w4a16_dtype_name(p->dtype));
+      s.have_cublas = 1;
+      bench_cublas_time(b->cublas, np, w4a16_timing_data_a(td), w4a16_timing_data_d(td), w4a16_timing_data_stream(td),
+                        b->o.cublas_algos, b->o.rotate_bytes, cublas_seed(b, idx), &to, &s.cub);
+    }
   }
   w4a16_timing_data_destroy(td);
   qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
