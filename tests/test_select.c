@@ -471,6 +471,41 @@ static void test_h100_other_layers(void **state) {
   assert_int_equal(k->tile_n, 128);
 }
 
+/* The fake registry's sm90 128x256x64 beside a 2x1x1 kernel of its class, each in scale-only and
+   zero-point form, and a zero-point 128x128x128: per case the H100 table's first pick (its rule,
+   cluster, tile_m and mode) and the ranking */
+typedef struct cluster_case {
+  int64_t m, n, k;
+  w4a16_quant_mode mode;
+  const char *rule;
+  int cluster_n, tile_m;
+} cluster_case;
+
+static void check_cluster_cases(const cluster_case *cases, size_t count) {
+  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one, smallz = *fake_named(SM90_128X128X64);
+  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
+  two.cluster_n = 2;
+  w4a16_kernel_desc onez = one, twoz = two;
+  onez.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_1x1x1_pingpong";
+  twoz.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_2x1x1_pingpong";
+  smallz.name = "w4a16_sm90_bf16_u4_fgsz_128x128x128_1x1x1_pingpong";
+  smallz.tile_k = 128;
+  onez.mode = twoz.mode = smallz.mode = FGSZ;
+  const w4a16_kernel_desc table[5] = {one, two, onez, twoz, smallz};
+  w4a16_heuristic_result r[2];
+  int n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    w4a16_problem p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
+    assert_int_equal(w4a16_heuristic_query_table(table, 5, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].rule, cases[i].rule);
+    assert_int_equal(r[0].kernel->cluster_n, cases[i].cluster_n);
+    assert_int_equal(r[0].kernel->tile_m, cases[i].tile_m);
+    assert_int_equal(r[0].kernel->mode, cases[i].mode);
+    check_ranking_in(table, 5, &p, 90, r, n);
+  }
+}
+
 /* M = 257..512 splits at 384 (the last token tile's boxes clipped to its rows): 128x128x128 up to 384,
    the 256-token class above, on every N range; N > 16384 takes 128x64x256 up to M = 320 (five 64-token
    tiles against three of 128), and from M = 385 the 256-token class's 2x1x1 kernel on N > 4096, K <=
@@ -503,22 +538,7 @@ static void test_h100_m257_split(void **state) {
   assert_int_equal(h100_pick(&p, "h100-m257-512-n0-6144-k0-8192", r, &n)->tile_m, 128);
   /* the 256-token class's 1x1x1 and 2x1x1 kernels: the rows of M = 385..512 take 2x1x1; zero points at
      M = 320 on N = 6145..16384 the scale-only row's 128-token tile */
-  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one, small = *fake_named(SM90_128X128X64);
-  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
-  two.cluster_n = 2;
-  w4a16_kernel_desc onez = one, twoz = two, smallz = small;
-  onez.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_1x1x1_pingpong";
-  twoz.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_2x1x1_pingpong";
-  smallz.name = "w4a16_sm90_bf16_u4_fgsz_128x128x128_1x1x1_pingpong";
-  smallz.tile_k = 128;
-  onez.mode = twoz.mode = smallz.mode = FGSZ;
-  const w4a16_kernel_desc pair[5] = {one, two, onez, twoz, smallz};
-  const struct {
-    int64_t m, n, k;
-    w4a16_quant_mode mode;
-    const char *rule;
-    int cluster_n, tile_m;
-  } cases[] = {
+  const cluster_case cases[] = {
       {385, 10240, 8192, FGS, "h100-m385-512-n6145-16384", 2, 256},
       {512, 8192, 28672, FGS, "h100-m385-512-n6145-16384", 2, 256},
       {448, 10240, 8192, FGSZ, "h100-m385-512-n6145-16384-zp", 2, 256},
@@ -527,16 +547,7 @@ static void test_h100_m257_split(void **state) {
       {512, 28672, 4096, FGSZ, "h100-m385-512-n16385-up", 2, 256},
       {448, 6144, 4096, FGS, "h100-m385-512-n4097-6144-k0-8192", 2, 256},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
-    assert_int_equal(w4a16_heuristic_query_table(pair, 5, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
-    assert_int_equal(n, 2);
-    assert_string_equal(r[0].rule, cases[i].rule);
-    assert_int_equal(r[0].kernel->cluster_n, cases[i].cluster_n);
-    assert_int_equal(r[0].kernel->tile_m, cases[i].tile_m);
-    assert_int_equal(r[0].kernel->mode, cases[i].mode);
-    check_ranking_in(pair, 5, &p, 90, r, n);
-  }
+  check_cluster_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* The rows of M = 513..2048 (nineteenth session, runtime/select.c; twenty-seventh session): the narrow
@@ -562,48 +573,26 @@ static void test_h100_m513_split(void **state) {
   assert_int_equal(h100_pick(&p, "h100-m641-1024-n0-4096-k0-8192", r, &n)->tile_m, 256);
   check_ranking(&p, 90, r, n);
   /* the registry's 128x256x64 and a 2x1x1 kernel of the class: per problem the rule and the cluster */
-  w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = one;
-  two.name = "w4a16_sm90_bf16_u4_fgs_128x256x64_2x1x1_pingpong";
-  two.cluster_n = 2;
-  w4a16_kernel_desc onez = one, twoz = two;
-  onez.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_1x1x1_pingpong";
-  twoz.name = "w4a16_sm90_bf16_u4_fgsz_128x256x64_2x1x1_pingpong";
-  onez.mode = twoz.mode = FGSZ;
-  const w4a16_kernel_desc pair[4] = {one, two, onez, twoz};
-  const struct {
-    int64_t m, n, k;
-    w4a16_quant_mode mode;
-    const char *rule;
-    int cluster_n;
-  } cases[] = {
-      {1024, 6144, 4096, FGS, "h100-m641-1024-n4097-6144-k0-8192", 2},
-      {704, 6144, 4096, FGSZ, "h100-m641-1024-n4097-6144-k0-8192", 2},
-      {1024, 4096, 4096, FGS, "h100-m641-1024-n0-4096-k0-8192", 1},
-      {600, 4096, 14336, FGS, "h100-m513-1024-n0-6144-k8193-up", 2},
-      {768, 4096, 14336, FGSZ, "h100-m513-1024-n0-6144-k8193-up", 2},
-      {1024, 4096, 14336, FGSZ, "h100-m769-1024-n0-6144-k8193-up-zp", 1},
-      {1024, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2},
-      {1024, 10240, 8192, FGSZ, "h100-m769-1024-n6145-16384-zp", 1},
-      {900, 57344, 8192, FGS, "h100-m641-1024-n16385-up", 2},
-      {700, 57344, 8192, FGSZ, "h100-m641-1024-n16385-up", 2},
-      {600, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2},
-      {2048, 6144, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2},
-      {2048, 4096, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2},
-      {2048, 57344, 8192, FGS, "h100-m1025-2048-n16385-up", 2},
-      {1536, 8192, 28672, FGS, "h100-m1025-2048-n6145-16384", 2},
-      {1216, 4096, 14336, FGS, "h100-m1153-2048-n0-6144-k8193-up", 2},
-      {1216, 4096, 14336, FGSZ, "h100-m1153-2048-n0-6144-k8193-up", 2},
+  const cluster_case cases[] = {
+      {1024, 6144, 4096, FGS, "h100-m641-1024-n4097-6144-k0-8192", 2, 256},
+      {704, 6144, 4096, FGSZ, "h100-m641-1024-n4097-6144-k0-8192", 2, 256},
+      {1024, 4096, 4096, FGS, "h100-m641-1024-n0-4096-k0-8192", 1, 256},
+      {600, 4096, 14336, FGS, "h100-m513-1024-n0-6144-k8193-up", 2, 256},
+      {768, 4096, 14336, FGSZ, "h100-m513-1024-n0-6144-k8193-up", 2, 256},
+      {1024, 4096, 14336, FGSZ, "h100-m769-1024-n0-6144-k8193-up-zp", 1, 256},
+      {1024, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2, 256},
+      {1024, 10240, 8192, FGSZ, "h100-m769-1024-n6145-16384-zp", 1, 256},
+      {900, 57344, 8192, FGS, "h100-m641-1024-n16385-up", 2, 256},
+      {700, 57344, 8192, FGSZ, "h100-m641-1024-n16385-up", 2, 256},
+      {600, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2, 256},
+      {2048, 6144, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2, 256},
+      {2048, 4096, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2, 256},
+      {2048, 57344, 8192, FGS, "h100-m1025-2048-n16385-up", 2, 256},
+      {1536, 8192, 28672, FGS, "h100-m1025-2048-n6145-16384", 2, 256},
+      {1216, 4096, 14336, FGS, "h100-m1153-2048-n0-6144-k8193-up", 2, 256},
+      {1216, 4096, 14336, FGSZ, "h100-m1153-2048-n0-6144-k8193-up", 2, 256},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
-    assert_int_equal(w4a16_heuristic_query_table(pair, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
-    assert_int_equal(n, 2);
-    assert_string_equal(r[0].rule, cases[i].rule);
-    assert_int_equal(r[0].kernel->cluster_n, cases[i].cluster_n);
-    assert_int_equal(r[0].kernel->mode, cases[i].mode);
-    assert_int_equal(r[0].kernel->tile_m, 256);
-    check_ranking_in(pair, 4, &p, 90, r, n);
-  }
+  check_cluster_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* a rule's cluster_min keeps the kernels of smaller clusters (1x1x1 counts as 1) out of its tier */
