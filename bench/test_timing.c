@@ -210,6 +210,11 @@ static void test_time_with_extra(void **state) {
   w4a16_timing_result r[2];
   w4a16_timing_options o = {2, 5, 0, 0, 0};
   const w4a16_kernel_desc *kd = h[0].kernel;
+  /* bad extra arguments: a status and a message, nothing timed */
+  assert_int_equal(w4a16_timing_data_time_with(td, &kd, 1, NULL, 1, &o, r), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_timing_data_time_with(td, &kd, 1, &extra, -1, &o, r), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "-1 extra"));
+  assert_int_equal(c.calls, 0);
   assert_int_equal(w4a16_timing_data_time_with(td, &kd, 1, &extra, 1, &o, r), W4A16_STATUS_OK);
   fprintf(stderr, "[timing] with extra: %s %.2f us (%d copies); memset %.2f us (%d copies)\n", kd->name,
           r[0].median_us, r[0].copies, r[1].median_us, r[1].copies);
