@@ -554,14 +554,15 @@ static void test_h100_m257_split(void **state) {
    short-K layers take 128x128x128 up to M = 640 (five 128-token tiles) and 128x256x64 above (tile_m
    128 / 256 on either side of 640); N > 16384 likewise; the class's 2x1x1 cluster kernel where it ran
    ahead of 1x1x1 on the profiles in rounds (M = 641..2048 but 4096x4096 at M = 1024, N = 6145..16384
-   and K > 8192 from M = 513; with zero points 1x1x1 stays at M = 769..1024 on N > 6144 and K > 8192) */
+   and K > 8192 from M = 513; with zero points 1x1x1 stays at M = 769..1024 on N > 6144 and K > 8192);
+   8192x8192 keeps 128x128x128 up to M = 640 (twenty-eighth session) */
 static void test_h100_m513_split(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
   int n;
-  const int64_t nk[2][2] = {{4096, 4096}, {57344, 8192}};
-  const char *lo[2] = {"h100-m513-640-n0-6144-k0-8192", "h100-m513-640-n16385-up"};
-  for (int i = 0; i < 2; ++i) {
+  const int64_t nk[3][2] = {{4096, 4096}, {57344, 8192}, {8192, 8192}};
+  const char *lo[3] = {"h100-m513-640-n0-6144-k0-8192", "h100-m513-640-n16385-up", "h100-m513-640-n6145-8192-k0-8192"};
+  for (int i = 0; i < 3; ++i) {
     w4a16_problem p = bf16_problem(513, nk[i][0], nk[i][1]);
     assert_int_equal(h100_pick(&p, lo[i], r, &n)->tile_m, 128);
     p.m = 640;
@@ -585,6 +586,10 @@ static void test_h100_m513_split(void **state) {
       {900, 57344, 8192, FGS, "h100-m641-1024-n16385-up", 2, 256},
       {700, 57344, 8192, FGSZ, "h100-m641-1024-n16385-up", 2, 256},
       {600, 10240, 8192, FGS, "h100-m513-1024-n6145-16384", 2, 256},
+      /* 8192x8192 up to M = 640: 128x128x128 (twenty-eighth session); 8192x28672 and M = 641 not */
+      {600, 8192, 8192, FGSZ, "h100-m513-640-n6145-8192-k0-8192", 1, 128},
+      {641, 8192, 8192, FGS, "h100-m513-1024-n6145-16384", 2, 256},
+      {600, 8192, 28672, FGS, "h100-m513-1024-n6145-16384", 2, 256},
       {2048, 6144, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2, 256},
       {2048, 4096, 4096, FGS, "h100-m1025-2048-n0-6144-k0-8192", 2, 256},
       {2048, 57344, 8192, FGS, "h100-m1025-2048-n16385-up", 2, 256},
