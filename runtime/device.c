@@ -37,7 +37,16 @@ w4a16_status w4a16_current_device(w4a16_device_info *info) {
       return w4a16_fail(W4A16_STATUS_NO_DEVICE, "no CUDA device is present (%s)", cudaGetErrorString(e));
     return w4a16_fail_cuda((int)e, "cudaDeviceGetAttribute");
   }
-  w4a16_device_info d = {dev, major * 10 + minor, sms, smem};
+  /* the peak DRAM bandwidth (the heuristic's H200 rows): a device or driver that does not report
+     its memory clock or bus width leaves it unknown (0) */
+  int mem_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) {
+    cudaGetLastError();
+    mem_khz = bus_bits = 0;
+  }
+  const long long gbps = 2ll * mem_khz * bus_bits / 8 / 1000000;
+  w4a16_device_info d = {dev, major * 10 + minor, sms, smem, gbps > 0 && gbps < (1ll << 30) ? (int)gbps : 0};
   int unknown = 0; /* one thread fills the record; the others, meanwhile, use their own copy */
   if (dev >= 0 && dev < W4A16_MAX_DEVICES && atomic_compare_exchange_strong(&g_devices[dev].state, &unknown, 1)) {
     g_devices[dev].info = d;

@@ -48,6 +48,7 @@ typedef struct w4a16_device_info {
   int cc;        /* major*10 + minor */
   int sm_count;
   int max_smem_optin;
+  int mem_gbps;  /* peak DRAM bandwidth, GB/s: 2 x memory clock x bus width / 8 (0 = unknown) */
 } w4a16_device_info;
 /* OK, NO_DEVICE or CUDA_ERROR (with message). */
 w4a16_status w4a16_current_device(w4a16_device_info *info);

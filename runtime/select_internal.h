@@ -18,10 +18,12 @@ void w4a16_log(w4a16_log_level level, const char *fmt, ...) W4A16_PRINTF(2, 3);
 
 /* The heuristic over an explicit rule table (tests hand their own rules).
    dev: when non-NULL, also require w4a16_kernel_runs_here(kernel, dev) (the
-   table must then be the registry); when NULL, only sm_min <= cc <= sm_max. */
+   table must then be the registry); when NULL, only sm_min <= cc <= sm_max.
+   mem_gbps: the device's peak DRAM bandwidth, GB/s (0 = unknown; see the rules'
+   mem_gbps_min). */
 w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size_t nrules,
                                          const w4a16_kernel_desc *table, size_t count, int sm_count,
-                                         int cc, const w4a16_device_info *dev,
+                                         int cc, int mem_gbps, const w4a16_device_info *dev,
                                          const w4a16_problem *problem, int requested,
                                          w4a16_heuristic_result out[], int *returned);
 

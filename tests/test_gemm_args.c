@@ -147,14 +147,15 @@ static void test_arch_guard_on_fake_devices(void **state) {
   const w4a16_kernel_desc hopper = {.name = "fake_sm90a", .family = W4A16_FAMILY_SM90, .sm_min = 90, .sm_max = 90,
                                     .arch = "sm90a", .tile_n = 128, .tile_m = 64, .tile_k = 64, .split_k = 1,
                                     .threads = 384, .smem_bytes = 1000, .min_group = 32, .impl = NULL};
-  w4a16_device_info sm120 = {0, 120, 170, 101376}, sm80 = {0, 80, 108, 166912}, sm90 = {0, 90, 132, 232448};
+  w4a16_device_info sm120 = {0, 120, 170, 101376, 1792}, sm80 = {0, 80, 108, 166912, 1555},
+                    sm90 = {0, 90, 132, 232448, 3352};
   expect(w4a16_kernel_runs_here(&hopper, &sm120), W4A16_STATUS_ARCH_MISMATCH, "sm90a");
   assert_non_null(strstr(w4a16_last_error_message(), "sm_120"));
   expect(w4a16_kernel_runs_here(&hopper, &sm80), W4A16_STATUS_ARCH_MISMATCH, "sm_80");
   expect(w4a16_kernel_runs_here(&hopper, &sm90), W4A16_STATUS_NOT_SUPPORTED, "no compiled implementation");
   w4a16_kernel_desc big = hopper;
   big.smem_bytes = 200000;
-  expect(w4a16_kernel_runs_here(&big, &(w4a16_device_info){0, 90, 132, 101376}), W4A16_STATUS_ARCH_MISMATCH,
+  expect(w4a16_kernel_runs_here(&big, &(w4a16_device_info){0, 90, 132, 101376, 3352}), W4A16_STATUS_ARCH_MISMATCH,
          "200000");
   /* every real sm90a kernel is refused on sm_120 and on sm_80 */
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {

@@ -66,6 +66,7 @@ static const w4a16_kernel_desc fake[] = {
     K_("w4a16_gemv_bf16_u4_fgs_n32_m16_k256_s8_sk8", GEMV, 80, 999, BF, FGS, 32, 16, 256, 8, 8),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma", GEMV, 90, 90, BF, FGS, 32, 4, 1024, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma", GEMV, 90, 90, BF, FGS, 32, 8, 1024, 3, 1),
+    K_("w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma", GEMV, 90, 90, BF, FGS, 64, 16, 512, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgs_n64_m8_k128_s4_sk1", GEMV, 80, 999, BF, FGS, 64, 8, 128, 4, 1),
     K_("w4a16_gemv_bf16_u4_fgsz_n16_m4_k2048_s3_tma", GEMV, 90, 90, BF, FGSZ, 16, 4, 2048, 3, 1),
     K_("w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma", GEMV, 90, 90, BF, FGSZ, 16, 8, 1024, 2, 1),
@@ -213,7 +214,7 @@ static void test_h100_table(void **state) {
   w4a16_heuristic_result r[NFAKE];
   size_t nrules;
   const w4a16_heuristic_rule *rules = w4a16_heuristic_rules(&nrules);
-  assert_true(nrules > 0 && strncmp(rules[0].name, "h100-", 5) == 0);
+  assert_true(nrules > 0 && strncmp(rules[0].name, "h200-", 5) == 0); /* the H200 rows lead (test_rule_mem_gbps) */
   w4a16_problem p = bf16_problem(16, 57344, 8192);
   int n = query(132, 90, &p, r, (int)NFAKE);
   assert_true(n > 0);
@@ -613,7 +614,7 @@ static void test_rule_cluster_min(void **state) {
   w4a16_heuristic_result r[3];
   int n = 0;
   w4a16_heuristic_rule rule = {.name = "clusters", .m_min = 1, .cc_min = 80, .family = -1, .cluster_min = 2};
-  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, 0, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 3);
   assert_string_equal(r[0].rule, "clusters");
   assert_string_equal(r[1].rule, "clusters");
@@ -622,7 +623,7 @@ static void test_rule_cluster_min(void **state) {
   assert_int_equal(r[2].kernel->cluster_n, 1);
   /* with cluster_max: exactly two CTAs */
   rule.cluster_max = 2;
-  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, table, 3, 132, 90, 0, NULL, &p, 3, r, &n), W4A16_STATUS_OK);
   assert_string_equal(r[0].rule, "clusters");
   assert_int_equal(r[0].kernel->cluster_n, 2);
   assert_int_equal(r[0].kernel->cluster_m, 1);
@@ -893,7 +894,7 @@ static void test_estimate_cluster(void **state) {
   assert_true(w4a16_heuristic_estimate_us(&two, &p, 132, 1, NULL) < w4a16_heuristic_estimate_us(&one, &p, 132, 1, NULL));
   /* a rule's cluster_max counts every CTA of the cluster */
   w4a16_heuristic_rule rule = {.name = "no-clusters", .m_min = 1, .cc_min = 80, .family = -1, .cluster_max = 1};
-  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, pair, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, pair, 2, 132, 90, 0, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_string_equal(r[0].rule, "no-clusters");
   assert_int_equal(r[0].kernel->cluster_n, 1);
@@ -911,7 +912,7 @@ static void test_custom_rules(void **state) {
   w4a16_heuristic_result r[NFAKE];
   int n = 0;
   w4a16_problem p = bf16_problem(512, 16384, 4096);
-  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   assert_string_equal(r[0].rule, "wide-n");
   assert_int_equal(r[0].kernel->tile_n, 256);
@@ -921,22 +922,22 @@ static void test_custom_rules(void **state) {
   }
   /* N below the wide-n range: that rule does not apply */
   p = bf16_problem(512, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 3, fake, NFAKE, 132, 80, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   for (int i = 0; i < n; ++i) assert_int_not_equal(r[i].rule_index, 0);
   /* sm_count range */
   const w4a16_heuristic_rule small_gpu[] = {
       {.name = "small-gpu", .m_min = 1, .sm_count_min = 1, .sm_count_max = 60, .cc_min = 80, .family = S80,
        .tile_m_max = 16}};
-  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 46, 86, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 46, 86, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   assert_string_equal(r[0].rule, "small-gpu");
   assert_int_equal(r[0].kernel->tile_m, 16);
-  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(small_gpu, 1, fake, NFAKE, 132, 90, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   for (int i = 0; i < n; ++i) assert_string_equal(r[i].rule, "fallback");
   /* no rules at all: everything is fallback, ordered by the model */
-  assert_int_equal(w4a16_heuristic_query_rules(NULL, 0, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(NULL, 0, fake, NFAKE, 132, 90, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   check_ranking(&p, 90, r, n);
 }
@@ -1047,14 +1048,105 @@ static void test_rule_dtypes(void **state) {
   w4a16_heuristic_rule rule = {.name = "fp16-only", .m_min = 1, .cc_min = 80, .family = -1,
                                .dtypes = 1u << W4A16_DTYPE_F16};
   w4a16_problem p = test_problem(2, 8192, 8192, 128, FGS, FH);
-  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, 0, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_string_equal(r[0].rule, "fp16-only");
   p.dtype = W4A16_DTYPE_BF16;
-  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(&rule, 1, t, 4, 132, 90, 0, NULL, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_string_equal(r[0].rule, "fallback");
   assert_string_equal(r[1].rule, "fallback");
+}
+
+/* the device's DRAM bandwidth (mem_gbps_min / _max, twenty-eighth session): the H200 rows (4500 GB/s
+   and up) hold on an H200 (4915) and on no H100 (3352) or device of unknown bandwidth (0, which
+   w4a16_heuristic_query_table passes); a custom row bounded from above matches the unknown one */
+static void test_rule_mem_gbps(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n = 0;
+  typedef struct {
+    int64_t m, n, k;
+    w4a16_quant_mode mode;
+    const char *h200_rule, *h200_kernel;
+  } mem_case;
+  const mem_case cases[] = {
+      {1, 8192, 8192, FGS, "h200-m1-1-n6145-8192-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {2, 10240, 8192, FGSZ, "h200-m2-8-n6145-16384-k0-8192", "w4a16_gemv_bf16_u4_fgsz_n32_m8_k1024_s3_tma"},
+      {2, 10240, 8192, FGS, "h200-m2-8-n6145-16384-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {2, 57344, 8192, FGS, "h200-m1-8-n16385-up", "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {3, 4096, 4096, FGS, "h200-m1-4-n3585-4096-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma"},
+      {1, 4096, 4096, FGSZ, "h200-m1-4-n3585-4096-k0-8192-zp-pc", "w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma"},
+      {12, 4096, 4096, FGS, "h200-m9-16-n0-4096-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma"},
+      {16, 57344, 8192, FGS, "h200-m9-16-n16385-up-k4097-up", "w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    w4a16_problem p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
+    assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 4, r, &n), W4A16_STATUS_OK);
+    assert_string_equal(r[0].rule, cases[i].h200_rule);
+    assert_string_equal(r[0].kernel->name, cases[i].h200_kernel);
+    check_ranking(&p, 90, r, n);
+    /* an H100, and a device of unknown bandwidth, take the H100 rows: the same pick both ways */
+    w4a16_heuristic_result h100[4], unknown[4];
+    int nh = 0, nu = 0;
+    assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 3352, &p, 4, h100, &nh), W4A16_STATUS_OK);
+    assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, unknown, &nu), W4A16_STATUS_OK);
+    assert_int_equal(nh, nu);
+    for (int j = 0; j < nh; ++j) {
+      assert_null(strstr(h100[j].rule, "h200-"));
+      assert_ptr_equal(h100[j].kernel, unknown[j].kernel);
+    }
+    assert_string_not_equal(h100[0].kernel->name, cases[i].h200_kernel);
+  }
+  /* fp16 at M = 5..8 on 4096x14336: 32x8x1024 on an H200 (a dtype-keyed H200 row), bf16 not */
+  w4a16_kernel_desc t[4] = {*fake_named("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"),
+                            *fake_named("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s2_tma")};
+  t[1].name = "w4a16_gemv_bf16_u4_fgs_n16_m8_k2048_s2_tma";
+  t[1].tile_k = 2048;
+  t[2] = t[0];
+  t[3] = t[1];
+  t[2].name = "w4a16_gemv_f16_u4_fgs_n32_m8_k1024_s3_tma";
+  t[3].name = "w4a16_gemv_f16_u4_fgs_n16_m8_k2048_s2_tma";
+  t[2].dtype = t[3].dtype = W4A16_DTYPE_F16;
+  for (int64_t m = 5; m <= 8; ++m) {
+    w4a16_problem q = test_problem(m, 4096, 14336, 128, FGS, FH);
+    assert_int_equal(w4a16_heuristic_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
+    assert_string_equal(r[0].rule, "h200-m5-8-n0-6144-k8193-up-f16");
+    assert_string_equal(r[0].kernel->name, "w4a16_gemv_f16_u4_fgs_n32_m8_k1024_s3_tma");
+    q.dtype = W4A16_DTYPE_BF16;
+    assert_int_equal(w4a16_heuristic_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
+    assert_string_equal(r[0].rule, "h100-m5-8-n0-6144-k8193-up");
+    assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k2048_s2_tma");
+  }
+  /* M = 5..8 on 8192x28672 (K > 8192) and decode on 6144x4096 keep the H100 rows on an H200 */
+  w4a16_problem p = bf16_problem(8, 8192, 28672);
+  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_true(strncmp(r[0].rule, "h100-", 5) == 0);
+  p = bf16_problem(2, 6144, 4096);
+  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_true(strncmp(r[0].rule, "h100-", 5) == 0);
+  /* custom rows: the bounds decide, inclusive; 0 (unknown) is below every lower bound */
+  const w4a16_heuristic_rule fast = {.name = "fast-memory", .m_min = 1, .cc_min = 80, .family = -1, .mem_gbps_min = 4500};
+  const w4a16_heuristic_rule slow = {.name = "slow-memory", .m_min = 1, .cc_min = 80, .family = -1, .mem_gbps_max = 4000};
+  const struct {
+    const w4a16_heuristic_rule *rule;
+    int mem_gbps;
+    int matches;
+  } bounds[] = {{&fast, 4915, 1}, {&fast, 4500, 1}, {&fast, 4499, 0}, {&fast, 3352, 0}, {&fast, 0, 0},
+                {&slow, 3352, 1}, {&slow, 4000, 1}, {&slow, 4001, 0}, {&slow, 0, 1}};
+  p = bf16_problem(2, 8192, 8192);
+  for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; ++i) {
+    assert_int_equal(w4a16_heuristic_query_rules(bounds[i].rule, 1, fake, NFAKE, 132, 90, bounds[i].mem_gbps, NULL, &p,
+                                                 (int)NFAKE, r, &n),
+                     W4A16_STATUS_OK);
+    assert_true(n >= 2);
+    assert_string_equal(r[0].rule, bounds[i].matches ? bounds[i].rule->name : "fallback");
+  }
+  /* a negative bandwidth is refused, named, and nothing is returned */
+  n = 7;
+  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, -1, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(n, 0);
+  assert_non_null(strstr(w4a16_last_error_message(), "mem_gbps = -1"));
 }
 
 /* groups of 32 / 64 at M = 2..4 (twenty-sixth session, H100 profiles in rounds, docs/runs/session26/modes):
@@ -1101,7 +1193,7 @@ static void test_rule_schedules(void **state) {
       {.name = "staged-gemv", .m_min = 1, .cc_min = 80, .family = GEMV, .schedules = 1u << W4A16_SCHEDULE_GEMV}};
   int n = 0;
   p = bf16_problem(4, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, fake, NFAKE, 132, 90, NULL, &p, (int)NFAKE, r, &n),
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, fake, NFAKE, 132, 90, 0, NULL, &p, (int)NFAKE, r, &n),
                    W4A16_STATUS_OK);
   int tier = 0;
   for (int i = 0; i < n; ++i) {
@@ -1127,11 +1219,11 @@ static void test_group_max_per_column(void **state) {
   w4a16_heuristic_result r[2];
   int n = 0;
   w4a16_problem p = test_problem(16, 4096, 4096, 64, FGS, BF);
-  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, 0, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 1);
   assert_string_equal(r[0].rule, "small-groups");
   p = test_problem(16, 4096, 4096, 0, W4A16_PER_COLUMN_SCALE_ONLY, BF);
-  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_rules(rules, 1, one, 2, 132, 90, 0, NULL, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 1);
   assert_int_equal(r[0].kernel->mode, W4A16_PER_COLUMN_SCALE_ONLY);
   assert_string_equal(r[0].rule, "fallback");
@@ -1305,6 +1397,7 @@ int main(void) {
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min), cmocka_unit_test(test_rule_dtypes),
+      cmocka_unit_test(test_rule_mem_gbps),
       cmocka_unit_test(test_h100_zero_points),
       cmocka_unit_test(test_h100_small_groups),  cmocka_unit_test(test_h100_decode_rows),
       cmocka_unit_test(test_group_max_per_column),

@@ -112,4 +112,4 @@ for g,c,rat in rules:
     (m0,m1),(n0,n1,k0,k1)=BUCKETS[g[0]],NCLS[g[1]]
     kname='-k%d-%s'%(k0,k1 or 'up') if (k0 or k1) else ''
     if isinstance(rat,int): kname+='-alt' if rat==1 else '-alt%d'%rat
-    print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, 0, 0, 0, 0, 0, 0, 0, 0},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[4],c[4],c[3],c[3]))
+    print('    {"h100-m%d-%s-n%d-%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},'%(m0,m1 or 'up',n0,n1 or 'up',kname,m0,m1,n0,n1,k0,k1,SM,SM,CC,CC,FAM[c[0]],c[2],c[2],c[1],c[1],c[4],c[4],c[3],c[3]))

@@ -94,7 +94,7 @@ def clearly_better(new, now):
 
 def row_text(w, c, suffix, modes='', group_max=0):
     (m0, m1), (n0, n1), (k0, k1) = w['m'], w['n'], w['k']
-    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d, 0, 0, 0, 0, 0, 0},' %
+    return ('    {"%s%s", %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, 0, 0.0f, %d, %d, %s, %d, 0, 0, 0, 0, 0, 0, 0, 0},' %
             (w['name'], suffix, m0, m1, n0, n1, k0, k1, w['sm'], w['sm'], w['cc'], w['cc'], FAM_C[c[0]], c[2], c[2],
              c[1], c[1], c[4], c[4], c[3], c[3], modes or '0', group_max))
 

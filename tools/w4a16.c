@@ -468,9 +468,12 @@ static int cmd_tune(int argc, char **argv) {
     fprintf(stderr, "w4a16 tune: --dump '%s': %s\n", o.dump, strerror(errno));
     return 1;
   }
-  if (dump)
-    fprintf(dump, "# w4a16 tune --dump\tdevice=%s\tsm_count=%d\tcc=%d\tlibrary=%s\n", env.device_name, env.sm_count,
-            env.cc, w4a16_version_string());
+  if (dump) {
+    w4a16_device_info dev_info = {0};
+    if (w4a16_current_device(&dev_info) != W4A16_STATUS_OK) dev_info.mem_gbps = 0;
+    fprintf(dump, "# w4a16 tune --dump\tdevice=%s\tsm_count=%d\tcc=%d\tmem_gbps=%d\tlibrary=%s\n", env.device_name,
+            env.sm_count, env.cc, dev_info.mem_gbps, w4a16_version_string());
+  }
   if (dump)
     fprintf(dump, "m\tn\tk\tgroup\tmode\tdtype\tkernel\tfamily\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
                   "status\tmedian_us\ttflops\tgbps\theur_rank\theur_rule\theur_est_us\tsplit_k\twaves_eff\n");
@@ -625,6 +628,7 @@ typedef struct replay_problem {
 typedef struct dump_data {
   replay_problem *probs;
   int np, sm, cc;
+  int mem_gbps; /* the header's mem_gbps= (0 when absent: dumps before the twenty-eighth session) */
   char device[256];
 } dump_data;
 
@@ -671,6 +675,7 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
         if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
         if (strncmp(fl[i], "sm_count=", 9) == 0) d->sm = atoi(fl[i] + 9);
         if (strncmp(fl[i], "cc=", 3) == 0) d->cc = atoi(fl[i] + 3);
+        if (strncmp(fl[i], "mem_gbps=", 9) == 0) d->mem_gbps = atoi(fl[i] + 9);
       }
       continue;
     }
@@ -781,9 +786,10 @@ static int evaluate(const dump_data *d, const w4a16_heuristic_rule *rules, size_
       }
     w4a16_heuristic_result h;
     int nh = 0;
-    w4a16_status st = rules ? w4a16_heuristic_query_rules(rules, nrules, table, count, d->sm, d->cc, NULL, &rp->p, 1,
-                                                          &h, &nh)
-                            : w4a16_heuristic_query_table(table, count, d->sm, d->cc, &rp->p, 1, &h, &nh);
+    w4a16_status st = rules ? w4a16_heuristic_query_rules(rules, nrules, table, count, d->sm, d->cc, d->mem_gbps,
+                                                          NULL, &rp->p, 1, &h, &nh)
+                            : w4a16_heuristic_query_table_mem(table, count, d->sm, d->cc, d->mem_gbps, &rp->p, 1,
+                                                              &h, &nh);
     if (st != W4A16_STATUS_OK || nh < 1) continue;
     snprintf(cr->pick, sizeof cr->pick, "%s", h.kernel->name);
     cr->rule = h.rule;
@@ -931,12 +937,12 @@ static int fit(const tune_opts *o) {
                       : r->family == W4A16_FAMILY_SM90 ? "W4A16_FAMILY_SM90"
                       : r->family == W4A16_FAMILY_SM80 ? "W4A16_FAMILY_SM80"
                                                        : "ANY_FAMILY";
-    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, %d, %d, %uu, %d, %d, %d, %d, %uu, %d, %uu},\n",
+    printf("    {\"%s\", %lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d, %d, %.2ff, %d, %d, %uu, %d, %d, %d, %d, %uu, %d, %uu, %d, %d},\n",
            r->name, (long long)r->m_min, (long long)r->m_max, (long long)r->n_min, (long long)r->n_max,
            (long long)r->k_min, (long long)r->k_max, r->sm_count_min, r->sm_count_max, r->cc_min, r->cc_max, fam,
            r->tile_m_min, r->tile_m_max, r->tile_n_min, r->tile_n_max, r->stages_min, r->stages_max, r->m_tiles_max,
            r->min_waves_eff, r->tile_k_min, r->tile_k_max, r->modes, r->group_max, r->threads_min, r->threads_max,
-           r->cluster_max, r->schedules, r->cluster_min, r->dtypes);
+           r->cluster_max, r->schedules, r->cluster_min, r->dtypes, r->mem_gbps_min, r->mem_gbps_max);
   }
   printf("\n");
   char what[512];
@@ -1024,8 +1030,10 @@ static int cmd_info(int argc, char **argv) {
     cudaGetDevice(&dev);
     if (w4a16_cache_env_current(&env) == W4A16_STATUS_OK) {
       have_gpu = 1;
-      printf("GPU:            %d of %d: %s, compute capability %d.%d, %d SMs\n", dev, ndev, env.device_name,
-             env.cc / 10, env.cc % 10, env.sm_count);
+      w4a16_device_info dev_info = {0};
+      if (w4a16_current_device(&dev_info) != W4A16_STATUS_OK) dev_info.mem_gbps = 0;
+      printf("GPU:            %d of %d: %s, compute capability %d.%d, %d SMs, %d GB/s peak DRAM bandwidth\n", dev,
+             ndev, env.device_name, env.cc / 10, env.cc % 10, env.sm_count, dev_info.mem_gbps);
       printf("CUDA:           runtime %d.%d, driver %d.%d\n", env.cuda_runtime / 1000, env.cuda_runtime % 1000 / 10,
              drv / 1000, drv % 1000 / 10);
       size_t runs = 0;

@@ -103,6 +103,18 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
                                                    w4a16_heuristic_result out[], int *returned);
 
 /**
+ * As w4a16_heuristic_query_table for a device whose peak DRAM bandwidth is mem_gbps
+ * GB/s (10^9 bytes/s; see w4a16_heuristic_rule's mem_gbps_min). mem_gbps = 0 means
+ * unknown, as in w4a16_heuristic_query_table: rules that bound the bandwidth from
+ * below match nothing. Needs no GPU. Statuses as w4a16_heuristic_query_table, and
+ * INVALID_VALUE for mem_gbps < 0.
+ */
+W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count,
+                                                       int sm_count, int cc, int mem_gbps,
+                                                       const w4a16_problem *problem, int requested,
+                                                       w4a16_heuristic_result out[], int *returned);
+
+/**
  * A heuristic rule: when the problem and device fall in the ranges (inclusive;
  * a max of 0 means unbounded), the kernels that match the kernel conditions form
  * the rule's tier. Rules are tried in table order; a kernel belongs to the
@@ -124,6 +136,12 @@ W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *tabl
  *  schedules          the kernel's schedule has its bit (1u << w4a16_schedule) set (0 = any):
  *                     tells the sm_90 TMA-streaming GEMV kernels from the register-staged ones
  *                     of the same tiles and stages
+ *  mem_gbps_min/_max  the device's peak DRAM bandwidth in GB/s (10^9 bytes/s: 2 x memory clock x
+ *                     bus width / 8, from cudaDevAttrMemoryClockRate and
+ *                     cudaDevAttrGlobalMemoryBusWidth; H100 SXM 3352, H200 4915); 0 = no bound. A
+ *                     device whose bandwidth is unknown (0, w4a16_heuristic_query_table) matches
+ *                     no row with mem_gbps_min > 0: tells the H200 from the H100, which share
+ *                     cc 9.0 and 132 SMs but not the balance of a decode GEMV
  * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
  * fewer threads, then name.
  */
@@ -150,6 +168,7 @@ typedef struct w4a16_heuristic_rule {
   unsigned schedules;           /* kernel: schedule bit mask, 0 = any (last, likewise) */
   int cluster_min;              /* kernel: CTAs per cluster at least, 0 = any (last, likewise) */
   unsigned dtypes;              /* problem: dtype bit mask, 0 = any (last, likewise) */
+  int mem_gbps_min, mem_gbps_max; /* device: peak DRAM bandwidth, GB/s, 0 = no bound (last, likewise) */
 } w4a16_heuristic_rule;
 
 /** The built-in rule table (static; *count set to its length). */
