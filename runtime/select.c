@@ -294,7 +294,12 @@ static const w4a16_heuristic_rule g_rules[] = {
        (five 128-token tiles, 320 tiles of 64 weight rows, against three 256-token tiles padded to M =
        768: 1.025-1.08x ahead of the 256-token 2x1x1 kernel in bf16 / fp16 scale-only and bf16 zero
        points at M = 544..640, docs/runs/session27/heur2; from M = 704 2x1x1 leads by 1.07-1.12x); on
-       10240x8192 and 8192x28672 the 256-token row stays (1.00-1.08x ahead). */
+       10240x8192 and 8192x28672 the 256-token row stays (1.00-1.08x ahead). M = 9..16 on N = 3585..4096,
+       K <= 4096 (4096x4096): scale-only and per-column groups take 6144x4096's 32x16x512 (4 stages),
+       zero points the 2-stage 32x16x1024 (a "-zp" row); the row after them, whose tie-break picked the
+       3-stage 32x16x1024, ran 1.037-1.070x behind (geomean; three profiles at M = 9..16, bf16 / fp16
+       scale-only and per-column, bf16 zero points: docs/runs/session28/h100b), a lead since the
+       twenty-sixth session's launch change (docs/runs/session26/final). */
     {"h100-m1-1-n0-3584-k0-8192", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt2", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -387,6 +392,10 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m9-16-n16385-up-zp", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM80, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n16385-up", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n16385-up-alt", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM80, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"h100-m9-16-n3585-4096-k0-4096-zp", 9, 16, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 2, 2, 0, 0.0f, 1024, 1024,
+     1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 0, 0},
+    {"h100-m9-16-n3585-4096-k0-4096", 9, 16, 3585, 4096, 0, 4096, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 4, 4, 0, 0.0f, 512, 512,
+     (1u << W4A16_FINEGRAINED_SCALE_ONLY) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 0, 0},
     {"h100-m9-16-n0-4096-k0-8192", 9, 16, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n0-4096-k0-8192-alt", 9, 16, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n4097-6144-k0-8192-g64", 9, 16, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 64, 0, 0, 0, 0, 0, 0, 0, 0},

@@ -308,6 +308,29 @@ static void test_h100_table(void **state) {
   n = query(132, 90, &p16b, r, (int)NFAKE);
   assert_true(n > 0);
   assert_string_not_equal(r[0].rule, "h100-m9-16-n4097-6144-k0-4096");
+  /* 4096x4096 at M = 9..16 (twenty-eighth session): scale-only and per-column take the same 32x16x512
+     (4 stages), zero points the 2-stage 32x16x1024 (the 3-stage one 1.04-1.07x behind both); K = 8192
+     keeps the row after them */
+  const struct {
+    int64_t m, k;
+    w4a16_quant_mode mode;
+    const char *rule;
+    int tile_k, stages;
+  } n4096[] = {{9, 4096, FGS, "h100-m9-16-n3585-4096-k0-4096", 512, 4},
+               {16, 4096, FGS, "h100-m9-16-n3585-4096-k0-4096", 512, 4},
+               {12, 4096, FGSZ, "h100-m9-16-n3585-4096-k0-4096-zp", 1024, 2},
+               {16, 8192, FGS, "h100-m9-16-n0-4096-k0-8192", 1024, 3}};
+  for (size_t i = 0; i < sizeof n4096 / sizeof n4096[0]; ++i) {
+    p16b = test_problem(n4096[i].m, 4096, n4096[i].k, 128, n4096[i].mode, BF);
+    k = h100_pick(&p16b, n4096[i].rule, r, &n);
+    assert_int_equal(k->schedule, W4A16_SCHEDULE_GEMV_TMA);
+    assert_int_equal(k->tile_m, 16);
+    assert_int_equal(k->tile_n, 32);
+    assert_int_equal(k->tile_k, n4096[i].tile_k);
+    assert_int_equal(k->stages, n4096[i].stages);
+    assert_int_equal(k->mode, n4096[i].mode);
+    check_ranking(&p16b, 90, r, n);
+  }
   /* an fp16 problem at M = 16 on 6144x4096: the primary row's GEMV TMA class has no fp16 kernel in
      this registry, so its "-alt" row decides: sm90 128x16x256 (fourteenth session, refitted with the
      other models' layers), not the sm80 fp16 tile; groups of 64 take 128x16x128 (the "-g64" row) */
