@@ -92,9 +92,10 @@ static const w4a16_heuristic_rule g_rules[] = {
        behind), at M = 2..8 on N = 6145..16384, K <= 8192 (1.01-1.03x) and at M = 1..8 on N > 16384
        (the H100 rows' 16x4x2048 / 16x8x2048 1.01-1.06x behind); the 2-stage 16-token 32x16x1024 at
        M = 9..16 on N <= 4096, K <= 8192 (the 3-stage one 1.03x behind); on 4096x4096 at M = 1..4 the
-       4-token 32x4x1024 (4 stages) for scale-only groups (the H100 rows' 16x8 kernels 1.04-1.23x behind)
-       and the 2-stage 16x8x1024 for zero points and per-column scales (a "-zp-pc" row: 16x8x2048
-       1.03-1.07x behind at M = 1). Then a second H200 profile (docs/runs/session28/h200b, M = 1..6, 8,
+       2-stage 16x8x1024 for zero points and per-column scales (a "-zp-pc" row: 16x8x2048 1.03-1.07x
+       behind at M = 1). Scale-only groups there keep the H100 rows: the 4-token 32x4x1024 ran 1.04-1.23x
+       ahead of their 16x8 kernels among the eight layers but 1.16-1.24x behind them on 4096x4096
+       profiled alone (docs/runs/session28/h200d), as on the H100. Then a second H200 profile (docs/runs/session28/h200b, M = 1..6, 8,
        12, 16): fp16 at M = 5..8 on K > 8192, N <= 6144 (4096x14336) takes 32x8x1024 too (16x8x2048
        1.04-1.07x behind; bf16 keeps it, 1.01-1.06x ahead there), and scale-only / per-column groups at
        M = 9..16 on N > 16384, K > 4096 (57344x8192) the 64x16x512 (3 stages; the H100 rows' 32x16x1024
@@ -109,8 +110,6 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h200-m1-8-n16385-up", 1, 8, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 4500, 0},
     {"h200-m1-4-n3585-4096-k0-8192-zp-pc", 1, 4, 3585, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 2, 2, 0, 0.0f, 1024, 1024, (1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0,
-     1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 4500, 0},
-    {"h200-m1-4-n3585-4096-k0-8192", 1, 4, 3585, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 32, 32, 4, 4, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0,
      1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 4500, 0},
     {"h200-m5-8-n0-6144-k8193-up-f16", 5, 8, 0, 6144, 8193, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 0,
      0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0, 1u << W4A16_DTYPE_F16, 4500, 0},
@@ -299,7 +298,15 @@ static const w4a16_heuristic_rule g_rules[] = {
        zero points the 2-stage 32x16x1024 (a "-zp" row); the row after them, whose tie-break picked the
        3-stage 32x16x1024, ran 1.037-1.070x behind (geomean; three profiles at M = 9..16, bf16 / fp16
        scale-only and per-column, bf16 zero points: docs/runs/session28/h100b), a lead since the
-       twenty-sixth session's launch change (docs/runs/session26/final). */
+       twenty-sixth session's launch change (docs/runs/session26/final). Decode rows from a profile at
+       M = 1..16 (docs/runs/session28/h100dec), each lead seen in earlier profiles too: 4096x4096 at
+       M = 1 takes the 8-token 32x8x1024 (3 stages) for scale-only and per-column groups (16x8x2048
+       1.03-1.07x behind; docs/runs/session27/heur3, heur7; on 4096x4096 profiled alone, h100dec2, the
+       16x8 kernels lead it by 1-2 %), and bf16 scale-only at M = 9..16 on N > 16384, K > 4096
+       (57344x8192) the 64x16x512 (3 stages; 32x16x1024 1.03-1.05x behind, 1.007x profiled alone; fp16
+       and per-column keep it, 64x16x512 1.07-1.09x behind there). Not taken: fp16 scale-only at M = 2..4
+       on 4096x4096 with the 4-stage 32x4x1024, which leads the 16x8 kernels by 1.03-1.08x among the
+       eight layers but trails them by 1.17-1.26x profiled alone (h100dec2: bimodal, 4.2 or 5.0 us). */
     {"h100-m1-1-n0-3584-k0-8192", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n0-3584-k0-8192-alt2", 1, 1, 0, 3584, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -312,6 +319,8 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m1-1-n6145-16384-alt", 1, 1, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 256, 256, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n16385-up", 1, 1, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 4, 4, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n16385-up-alt", 1, 1, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 128, 128, 0, 0, 0, 0.0f, 256, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"h100-m1-1-n3585-4096-k0-8192-fgs-pc", 1, 1, 3585, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 3, 3, 0, 0.0f, 1024, 1024,
+     (1u << W4A16_FINEGRAINED_SCALE_ONLY) | (1u << W4A16_PER_COLUMN_SCALE_ONLY), 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0, 0, 0, 0},
     {"h100-m1-1-n0-4096-k0-8192", 1, 1, 0, 4096, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 2048, 2048, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n4097-6144-k0-8192", 1, 1, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 32, 32, 0, 0, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m1-1-n4097-6144-k0-8192-alt", 1, 1, 4097, 6144, 0, 8192, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 8, 8, 16, 16, 0, 0, 0, 0.0f, 512, 512, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -389,6 +398,8 @@ static const w4a16_heuristic_rule g_rules[] = {
     {"h100-m9-16-n9217-16384-g64", 9, 16, 9217, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_ONLY, 64, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n6145-16384", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 2, 2, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n6145-16384-alt", 9, 16, 6145, 16384, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM90, 16, 16, 128, 128, 0, 0, 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"h100-m9-16-n16385-up-k4097-up-bf16", 9, 16, 16385, 0, 4097, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 64, 64, 3, 3, 0, 0.0f, 512, 512,
+     1u << W4A16_FINEGRAINED_SCALE_ONLY, 0, 0, 0, 0, 1u << W4A16_SCHEDULE_GEMV_TMA, 0, 1u << W4A16_DTYPE_BF16, 0, 0},
     {"h100-m9-16-n16385-up-zp", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM80, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n16385-up", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_GEMV, 16, 16, 32, 32, 3, 3, 0, 0.0f, 1024, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"h100-m9-16-n16385-up-alt", 9, 16, 16385, 0, 0, 0, 132, 132, 90, 90, W4A16_FAMILY_SM80, 16, 16, 128, 128, 0, 0, 0, 0.0f, 128, 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},

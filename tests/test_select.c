@@ -206,9 +206,10 @@ static const w4a16_kernel_desc *h100_pick(const w4a16_problem *p, const char *ru
   return r[0].kernel;
 }
 
-/* the H100 table: M = 16 on the Llama-3-70B MLP (N = 57344) picks the GEMV TMA class 32x16x1024,
-   narrowed to three stages (a rule with stages_min = stages_max: the two-stage member of the class
-   is not in that tier) */
+/* the H100 table: M = 16 on the Llama-3-70B MLP's up projection (N = 28672, K = 4096) picks the GEMV
+   TMA class 32x16x1024, narrowed to three stages (a rule with stages_min = stages_max: the two-stage
+   member of the class is not in that tier); bf16 scale-only on N = 57344, K = 8192 the 64x16x512
+   (twenty-eighth session) */
 static void test_h100_table(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -217,6 +218,11 @@ static void test_h100_table(void **state) {
   assert_true(nrules > 0 && strncmp(rules[0].name, "h200-", 5) == 0); /* the H200 rows lead (test_rule_mem_gbps) */
   w4a16_problem p = bf16_problem(16, 57344, 8192);
   int n = query(132, 90, &p, r, (int)NFAKE);
+  assert_true(n > 0);
+  assert_string_equal(r[0].rule, "h100-m9-16-n16385-up-k4097-up-bf16");
+  assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma");
+  p = bf16_problem(16, 28672, 4096);
+  n = query(132, 90, &p, r, (int)NFAKE);
   assert_true(n > 0);
   int have_class = 0;
   for (size_t i = 0; i < NFAKE; ++i)
@@ -1098,10 +1104,8 @@ static void test_rule_mem_gbps(void **state) {
       {2, 10240, 8192, FGSZ, "h200-m2-8-n6145-16384-k0-8192", "w4a16_gemv_bf16_u4_fgsz_n32_m8_k1024_s3_tma"},
       {2, 10240, 8192, FGS, "h200-m2-8-n6145-16384-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
       {2, 57344, 8192, FGS, "h200-m1-8-n16385-up", "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
-      {3, 4096, 4096, FGS, "h200-m1-4-n3585-4096-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma"},
       {1, 4096, 4096, FGSZ, "h200-m1-4-n3585-4096-k0-8192-zp-pc", "w4a16_gemv_bf16_u4_fgsz_n16_m8_k1024_s2_tma"},
       {12, 4096, 4096, FGS, "h200-m9-16-n0-4096-k0-8192", "w4a16_gemv_bf16_u4_fgs_n32_m16_k1024_s2_tma"},
-      {16, 57344, 8192, FGS, "h200-m9-16-n16385-up-k4097-up", "w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     w4a16_problem p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
@@ -1121,6 +1125,11 @@ static void test_rule_mem_gbps(void **state) {
     }
     assert_string_not_equal(h100[0].kernel->name, cases[i].h200_kernel);
   }
+  /* bf16 scale-only at M = 9..16 on 57344x8192: 64x16x512 on both, by the H200 row on an H200 */
+  w4a16_problem p = bf16_problem(16, 57344, 8192);
+  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_string_equal(r[0].rule, "h200-m9-16-n16385-up-k4097-up");
+  assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma");
   /* fp16 at M = 5..8 on 4096x14336: 32x8x1024 on an H200 (a dtype-keyed H200 row), bf16 not */
   w4a16_kernel_desc t[4] = {*fake_named("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"),
                             *fake_named("w4a16_gemv_bf16_u4_fgs_n16_m8_k1024_s2_tma")};
@@ -1142,7 +1151,7 @@ static void test_rule_mem_gbps(void **state) {
     assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k2048_s2_tma");
   }
   /* M = 5..8 on 8192x28672 (K > 8192) and decode on 6144x4096 keep the H100 rows on an H200 */
-  w4a16_problem p = bf16_problem(8, 8192, 28672);
+  p = bf16_problem(8, 8192, 28672);
   assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
   assert_true(strncmp(r[0].rule, "h100-", 5) == 0);
   p = bf16_problem(2, 6144, 4096);
@@ -1170,6 +1179,24 @@ static void test_rule_mem_gbps(void **state) {
   assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, -1, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
   assert_int_equal(n, 0);
   assert_non_null(strstr(w4a16_last_error_message(), "mem_gbps = -1"));
+}
+
+/* the 4096x4096 decode row of the twenty-eighth session (H100 profile at M = 1..16): M = 1 takes the
+   8-token 32x8x1024 for scale-only groups (and per-column), not for zero points nor on K > 8192 */
+static void test_h100_decode_4096(void **state) {
+  (void)state;
+  w4a16_heuristic_result r[NFAKE];
+  int n = 0;
+  w4a16_problem p = bf16_problem(1, 4096, 4096);
+  const w4a16_kernel_desc *k = h100_pick(&p, "h100-m1-1-n3585-4096-k0-8192-fgs-pc", r, &n);
+  assert_string_equal(k->name, "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma");
+  check_ranking(&p, 90, r, n);
+  p.mode = FGSZ;
+  n = query(132, 90, &p, r, (int)NFAKE);
+  for (int i = 0; i < n; ++i) assert_string_not_equal(r[i].rule, "h100-m1-1-n3585-4096-k0-8192-fgs-pc");
+  p = bf16_problem(1, 4096, 16384); /* K > 8192: not the row */
+  n = query(132, 90, &p, r, (int)NFAKE);
+  assert_string_not_equal(r[0].rule, "h100-m1-1-n3585-4096-k0-8192-fgs-pc");
 }
 
 /* groups of 32 / 64 at M = 2..4 (twenty-sixth session, H100 profiles in rounds, docs/runs/session26/modes):
@@ -1420,7 +1447,7 @@ int main(void) {
       cmocka_unit_test(test_estimate_monotone),  cmocka_unit_test(test_estimate_cluster),
       cmocka_unit_test(test_custom_rules),
       cmocka_unit_test(test_rule_schedules),     cmocka_unit_test(test_rule_cluster_min), cmocka_unit_test(test_rule_dtypes),
-      cmocka_unit_test(test_rule_mem_gbps),
+      cmocka_unit_test(test_rule_mem_gbps), cmocka_unit_test(test_h100_decode_4096),
       cmocka_unit_test(test_h100_zero_points),
       cmocka_unit_test(test_h100_small_groups),  cmocka_unit_test(test_h100_decode_rows),
       cmocka_unit_test(test_group_max_per_column),
