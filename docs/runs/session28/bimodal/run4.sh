@@ -1,0 +1,12 @@
+#!/bin/bash
+# twenty-eighth session, call 13 (H100): alloc_probe2.c (built as alloc_probe.c): which earlier problem,
+# profiled first in the same process, flips the fp16 32x4x1024 TMA GEMV on 4096x4096 M = 2 to 4.1 us
+R=$PWD; export LD_LIBRARY_PATH=$R/.carry/lib
+L=$OUT/logs; mkdir -p $L
+fin() { cd $OUT && tar cJf logs.txz logs && rm -rf logs; }
+trap fin EXIT
+cd /tmp; for f in $R/.carry/a/*.xz; do xz -dc $f > $(basename $f .xz); chmod +x $(basename $f .xz); done
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee $L/gpu.txt
+for args in "" "1 6144 4096" "2 6144 4096" "4 6144 4096" "8 6144 4096" "9 6144 4096" "16 6144 4096" "16 4096 4096" "2 28672 4096" "16 28672 4096" "64 4096 4096"; do
+  timeout 30 ./alloc_probe2 $args 2>&1 | tee -a $L/probe2.txt
+done
