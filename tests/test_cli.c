@@ -219,6 +219,31 @@ static void test_replay(void **state) {
     close(fd);
     expect_usage(run("tune", "--replay", path, NULL), "line 2", NULL);
   }
+  /* the header's mem_gbps= keys the H200 rows (twenty-eighth session): 8192x8192 at M = 1 takes the H200
+     row's 32x8x1024 at 4915 GB/s and the H100 row's class without the field; a bad value is refused */
+  const char *dec_rows =
+      "1\t8192\t8192\t128\tfgs\tbf16\tw4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma\tgemv\t32\t8\t1024\t1x1x1\ttma\t3\t"
+      "W4A16_STATUS_OK\t12.5\t1\t1\t1\tx\t1\t1\t1\n"
+      "1\t8192\t8192\t128\tfgs\tbf16\tw4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma\tgemv\t32\t4\t1024\t1x1x1\ttma\t4\t"
+      "W4A16_STATUS_OK\t12.0\t1\t1\t2\tx\t1\t1\t1\n";
+  const char *heads[3] = {"# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tmem_gbps=4915\tlibrary=0.1.0\n",
+                          "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tlibrary=0.1.0\n",
+                          "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tmem_gbps=-5\tlibrary=0.1.0\n"};
+  for (int i = 0; i < 3; ++i) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, heads[i], strlen(heads[i])), (ssize_t)strlen(heads[i]));
+    assert_int_equal(write(fd, dec_rows, strlen(dec_rows)), (ssize_t)strlen(dec_rows));
+    close(fd);
+    if (i == 2) {
+      expect_usage(run("tune", "--replay", path, NULL), "mem_gbps '-5'", NULL);
+      continue;
+    }
+    r = run("tune", "--replay", path, NULL);
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, i == 0 ? "| w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma | h200-m1-1-n6145-8192-k0-8192 |"
+                                          : "| w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma | h100-m1-1-n6145-16384 |"));
+  }
   unlink(path);
   r = run("tune", "--replay", "/nonexistent/w4a16_dump.tsv", NULL);
   assert_int_equal(r->status, 1);

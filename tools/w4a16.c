@@ -232,8 +232,10 @@ static void tune_help(FILE *f) {
           "                      and their ratio, as a markdown table, and the quality bar's verdict; with\n"
           "                      no problem options: the eight default layers x M in 1,2,4,...,4096\n"
           "  --replay FILE       no GPU: re-run the heuristic of this build against the times in FILE (written\n"
-          "                      by --dump on the device) and print the --compare-heuristic report; for\n"
-          "                      tuning the rule table (runtime/select.c) offline\n"
+          "                      by --dump on the device; its header's sm_count, cc and mem_gbps describe the\n"
+          "                      device, a dump without mem_gbps replays as one of unknown bandwidth) and\n"
+          "                      print the --compare-heuristic report; for tuning the rule table\n"
+          "                      (runtime/select.c) offline\n"
           "  --fit FILE          no GPU: from a --dump FILE, the family order per M range; prints a rule\n"
           "                      table to paste into runtime/select.c and the bar it reaches on FILE\n"
           "  --help              this text\n");
@@ -675,8 +677,18 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
         if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
         if (strncmp(fl[i], "sm_count=", 9) == 0) d->sm = atoi(fl[i] + 9);
         if (strncmp(fl[i], "cc=", 3) == 0) d->cc = atoi(fl[i] + 3);
-        if (strncmp(fl[i], "mem_gbps=", 9) == 0) d->mem_gbps = atoi(fl[i] + 9);
+        if (strncmp(fl[i], "mem_gbps=", 9) == 0) {
+          int64_t v;
+          if (!parse_int(fl[i] + 9, 0, INT32_MAX, &v)) {
+            fprintf(stderr, "w4a16 tune: %s '%s' line %d: mem_gbps '%s' is not a bandwidth in GB/s (>= 0)\n", opt,
+                    path, lineno, fl[i] + 9);
+            rc = 2;
+            break;
+          }
+          d->mem_gbps = (int)v;
+        }
       }
+      if (rc != 0) break;
       continue;
     }
     if (strncmp(line, "m\t", 2) == 0 || !line[0]) continue;
