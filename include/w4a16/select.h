@@ -138,7 +138,7 @@ W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *
  *                     of the same tiles and stages
  *  mem_gbps_min/_max  the device's peak DRAM bandwidth in GB/s (10^9 bytes/s: 2 x memory clock x
  *                     bus width / 8, from cudaDevAttrMemoryClockRate and
- *                     cudaDevAttrGlobalMemoryBusWidth; H100 SXM 3352, H200 4915); 0 = no bound. A
+ *                     cudaDevAttrGlobalMemoryBusWidth; as reported: H100 SXM 3352, H200 4814); 0 = no bound. A
  *                     device whose bandwidth is unknown (0, w4a16_heuristic_query_table) matches
  *                     no row with mem_gbps_min > 0: tells the H200 from the H100, which share
  *                     cc 9.0 and 132 SMs but not the balance of a decode GEMV
