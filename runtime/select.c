@@ -725,8 +725,7 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
 w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
                                          const w4a16_problem *problem, int requested, w4a16_heuristic_result out[],
                                          int *returned) {
-  return w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, sm_count, cc, 0, NULL, problem, requested, out,
-                                     returned);
+  return w4a16_heuristic_query_table_mem(table, count, sm_count, cc, 0, problem, requested, out, returned);
 }
 
 w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,

@@ -92,6 +92,12 @@ static int parse_int_list(const char *s, int64_t lo, int64_t hi, int64_t *out, i
 
 static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v) { return parse_int_list(s, lo, hi, v, 1) == 1; }
 
+/* The current device's peak DRAM bandwidth in GB/s as the heuristic sees it (0 = unknown). */
+static int current_mem_gbps(void) {
+  w4a16_device_info d = {0};
+  return w4a16_current_device(&d) == W4A16_STATUS_OK ? d.mem_gbps : 0;
+}
+
 static const char *mode_short(w4a16_quant_mode m) {
   switch (m) {
   case W4A16_PER_COLUMN_SCALE_ONLY: return "pc";
@@ -471,14 +477,11 @@ static int cmd_tune(int argc, char **argv) {
     return 1;
   }
   if (dump) {
-    w4a16_device_info dev_info = {0};
-    if (w4a16_current_device(&dev_info) != W4A16_STATUS_OK) dev_info.mem_gbps = 0;
     fprintf(dump, "# w4a16 tune --dump\tdevice=%s\tsm_count=%d\tcc=%d\tmem_gbps=%d\tlibrary=%s\n", env.device_name,
-            env.sm_count, env.cc, dev_info.mem_gbps, w4a16_version_string());
-  }
-  if (dump)
+            env.sm_count, env.cc, current_mem_gbps(), w4a16_version_string());
     fprintf(dump, "m\tn\tk\tgroup\tmode\tdtype\tkernel\tfamily\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
                   "status\tmedian_us\ttflops\tgbps\theur_rank\theur_rule\theur_est_us\tsplit_k\twaves_eff\n");
+  }
 
   size_t count = w4a16_kernel_count();
   int cap = count > 0 ? (int)count : 1;
@@ -1042,10 +1045,8 @@ static int cmd_info(int argc, char **argv) {
     cudaGetDevice(&dev);
     if (w4a16_cache_env_current(&env) == W4A16_STATUS_OK) {
       have_gpu = 1;
-      w4a16_device_info dev_info = {0};
-      if (w4a16_current_device(&dev_info) != W4A16_STATUS_OK) dev_info.mem_gbps = 0;
       printf("GPU:            %d of %d: %s, compute capability %d.%d, %d SMs, %d GB/s peak DRAM bandwidth\n", dev,
-             ndev, env.device_name, env.cc / 10, env.cc % 10, env.sm_count, dev_info.mem_gbps);
+             ndev, env.device_name, env.cc / 10, env.cc % 10, env.sm_count, current_mem_gbps());
       printf("CUDA:           runtime %d.%d, driver %d.%d\n", env.cuda_runtime / 1000, env.cuda_runtime % 1000 / 10,
              drv / 1000, drv % 1000 / 10);
       size_t runs = 0;
