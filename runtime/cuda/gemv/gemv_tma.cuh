@@ -8,9 +8,10 @@
 // (0.82 at 8.7 MB) when (a) the grid is one wave of equal CTAs, (b) each CTA issues tens of KB of
 // weight loads before griddepcontrol.wait, (c) it lets its dependent launch at once, and (d) the
 // dependent's CTAs fit beside the running ones (shared memory <= ~1/2 of an SM per CTA). This
-// kernel does (b) and (c); (a) only approximately (units of whole row blocks); (d) where its grid
-// leaves an SM slot free, and beside two CTAs of a grid on an SM only where each has one unit
-// whose weights all go out before the wait (w4a16_gemv_tma_go, "beside").
+// kernel does (b) and (c); (a) only approximately (units of whole row blocks); (d) where each CTA has
+// one unit whose weights all go out before the wait (w4a16_gemv_tma_go, "beside"; the grid then padded
+// to two CTAs a SM, so that on the grids of one unit per SM the next launch's CTAs come in only once the
+// previous grid has completed), in the SM's whole shared-memory carveout, which every launch asks for.
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
 // 16-row blocks of weights over all of K (no split); the grid has one CTA per unit up to two
@@ -579,6 +580,17 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_OVER_HALF_SM ? largest : W4A16_GEMV_TMA_OVER_HALF_SM;
   const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)attr_bytes);
   if (attr_err != cudaSuccess) return (int)attr_err;
+  // The SM's shared-memory carveout: all of it (228 KB on sm_90), on every launch. How many CTAs an SM
+  // holds - two of this grid, one of the next kernel's beside it, or none beside - is planned below
+  // from shared-memory sizes against the whole 228 KB. Left to the driver (no preference), the carveout
+  // an SM runs in is whatever earlier launches left it in: the same kernel then ran in two or more
+  // states from one process to the next and after other kernels in the same process (fp16 32x4x1024
+  // s4 on 4096x4096 at M = 2: 3.7, 4.1-4.2 or 4.6-5.1 us; H100, docs/PERFORMANCE.md, twenty-eighth and
+  // twenty-ninth sessions). A preference of 0 or 50 % put 16x8x1024 s4 at 6.0 and 4.3 us on 4096x4096
+  // M = 1 against 3.85 at 100 %: two CTAs of 49 KB and the next kernel's third no longer fit.
+  const cudaError_t carve_err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (int)cudaSharedmemCarveoutMaxShared);
+  if (carve_err != cudaSuccess) return (int)carve_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
   cudaLaunchAttribute attr[1];
@@ -596,8 +608,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   const int per_sm = largest <= W4A16_GEMV_TMA_HALF_SM ? 2 : 1;
   const int sms = p->sm_count > 0 ? p->sm_count : 132;
   const int ctas = cap > 0 ? cap : per_sm * sms;
-  const int grid = units < ctas ? units : ctas;
-  cfg.gridDim = dim3((unsigned)grid, 1, 1);
+  int grid = units < ctas ? units : ctas;
   cfg.blockDim = dim3(W4A16_GEMV_THREADS + 32, 1, 1);
   // Where the grid holds two CTAs on an SM, a third one, the next kernel's (it launches as soon as
   // this one starts), fits beside them if registers (W4A16_GEMV_TMA_MIN_CTAS) and shared memory allow.
@@ -618,11 +629,22 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // CTA asks for just over half an SM, so that no second one fits.
   const bool fits = units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >= (long long)R * 16 * (p->k / 2);
   const bool beside = fits || (grid <= sms && w4a16_gemv_tma_beside_one_per_sm_env());
+  // Where the next kernel's CTAs come beside, the grid is padded to per_sm x sms CTAs: the CTAs past
+  // the last unit only wait for the previous grid and exit. On a grid of at most one unit per SM with
+  // two CTA slots per SM (32x4x1024 s4 on 4096x4096: 128 units, 264 CTAs) they hold each SM's second
+  // slot until the previous grid has completed, so the next launch's CTAs come in then: their weights
+  // stream while this grid does its math after the wait, not while it still streams its own. fp16
+  // 32x4x1024 s4 on 4096x4096 at M = 1 / 2 (H100, twenty-ninth session, docs/PERFORMANCE.md): 5.1-5.3 /
+  // 5.3-5.5 us unpadded (the next launch's CTAs beside from the start), the same padded to one CTA on
+  // every SM, 4.2-4.3 / 4.7-4.8 with no CTA beside, 4.1-4.3 / 4.5-4.7 padded to two. Grids of two CTAs
+  // per SM (256 units: 264 CTAs) are unchanged by it.
+  if (beside && cap <= 0) grid = per_sm * sms;
   uint32_t smem = l.total;
   if (!beside) {  // shared memory that leaves no room for the next kernel's CTA
     const uint32_t block = grid <= sms ? W4A16_GEMV_TMA_OVER_HALF_SM : W4A16_GEMV_TMA_HALF_SM;
     if (smem < block) smem = block;
   }
+  cfg.gridDim = dim3((unsigned)grid, 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
