@@ -10,6 +10,9 @@
  *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n)
+ *   TMA launch plan       every TMA GEMV kernel on fewer units than SMs whose weights go out before
+ *                         the wait: the whole shared-memory carveout, the grid padded to a whole
+ *                         number of CTAs per SM, and the result against the reference
  *   stream-K              every sm90 kernel on a problem of about 1.3 waves of tiles (the runtime
  *                         takes stream-K) against the float64 reference of sampled columns (the
  *                         first and last of every tile among them), and the same bits over two
@@ -270,6 +273,85 @@ static void test_long_k(void **state) {
       free(ref);
       free(got);
       if (ws) cudaFree(ws);
+      data_destroy(&g);
+      ++tested;
+    }
+  }
+  if (!tested) skip();
+}
+
+/* The TMA GEMV's launch plan (runtime/cuda/gemv/gemv_tma.cuh, w4a16_gemv_tma_go): on a problem of fewer
+   units (tile_n rows over all of K) than SMs whose weights fit the stages issued before the wait
+   (K = tile_k x stages), the launch, captured in a graph, asks for the SM's whole shared-memory carveout
+   and pads its grid to a whole number of CTAs per SM, more than the units; the CTAs past the last unit
+   write nothing (the replay's D, poisoned first, against the float64 reference), at M = 1 and tile_m. */
+static void test_tma_launch_plan(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_tma_plan");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k) || k->schedule != W4A16_SCHEDULE_GEMV_TMA) continue;
+    const int units = sms > 8 ? sms - 4 : 1;
+    const int ms[2] = {1, k->tile_m};
+    for (int mi = 0; mi < 2; ++mi) {
+      w4a16_problem p = test_problem(ms[mi], (int64_t)k->tile_n * units, (int64_t)k->tile_k * k->stages,
+                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+      if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) fail_msg("%s: cannot implement M=%d N=%lld K=%lld", k->name,
+                                                                  ms[mi], (long long)p.n, (long long)p.k);
+      gemv_data g;
+      data_create(&g, &r, &p);
+      cudaStream_t stream;
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      w4a16_gemm_args args = data_args(&g, 0.75f);
+      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      w4a16_status st = w4a16_gemm(&args, k, NULL, 0, stream);
+      cudaError_t ce = cudaStreamEndCapture(stream, &graph);
+      if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+      if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
+      cudaGraphNode_t nodes[8];
+      size_t n_nodes = 8;
+      CUDA_OK(cudaGraphGetNodes(graph, nodes, &n_nodes));
+      int kernels = 0;
+      for (size_t j = 0; j < n_nodes; ++j) {
+        enum cudaGraphNodeType type;
+        CUDA_OK(cudaGraphNodeGetType(nodes[j], &type));
+        if (type != cudaGraphNodeTypeKernel) continue;
+        ++kernels;
+        struct cudaKernelNodeParams kp;
+        CUDA_OK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
+        struct cudaFuncAttributes fa;
+        CUDA_OK(cudaFuncGetAttributes(&fa, kp.func));
+        if (fa.preferredShmemCarveout != (int)cudaSharedmemCarveoutMaxShared)
+          fail_msg("%s: M=%d: carveout preference %d, not the whole shared memory", k->name, ms[mi],
+                   fa.preferredShmemCarveout);
+        if (kp.gridDim.x % (unsigned)sms != 0 || (int)kp.gridDim.x <= units)
+          fail_msg("%s: M=%d: grid of %u CTAs for %d units on %d SMs: not padded to a whole number per SM", k->name,
+                   ms[mi], kp.gridDim.x, units, sms);
+      }
+      assert_int_equal(kernels, 1);
+      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+      CUDA_OK(cudaMemsetAsync(g.dd, 0xFF, g.d_bytes, stream));
+      CUDA_OK(cudaGraphLaunch(exec, stream));
+      CUDA_OK(cudaStreamSynchronize(stream));
+      uint16_t *d = malloc(g.d_bytes);
+      CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
+      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
+      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
+      for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
+      const double err = test_rel_error(got, ref, (size_t)(p.m * p.n));
+      const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+      if (!(err < tol)) fail_msg("%s: M=%d: rel error %.3g (tol %.1g)", k->name, ms[mi], err, tol);
+      free(d);
+      free(ref);
+      free(got);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      cudaStreamDestroy(stream);
       data_destroy(&g);
       ++tested;
     }
@@ -736,6 +818,7 @@ int main(void) {
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
+      cmocka_unit_test(test_tma_launch_plan),
       cmocka_unit_test(test_stream_k),
       cmocka_unit_test(test_stream_k_waves),
       cmocka_unit_test(test_k_pair),
