@@ -191,6 +191,38 @@ static void test_splitk_deterministic(void **state) {
   if (!tested) skip();
 }
 
+/* D's bits d of g's problem (alpha 0.75, no bias) against the float64 reference; fails with who and
+   what where the relative error is over the dtype's tolerance */
+static void expect_reference(const gemv_data *g, const uint16_t *d, const char *who, const char *what) {
+  const w4a16_problem *p = &g->p;
+  const size_t count = (size_t)(p->m * p->n);
+  double *ref = malloc(sizeof(double) * count), *got = malloc(sizeof(double) * count);
+  assert_non_null(ref);
+  assert_non_null(got);
+  assert_int_equal(w4a16_reference_gemm(p, g->a, g->codes, g->s, g->z, NULL, 0.75f, ref), W4A16_STATUS_OK);
+  for (size_t e = 0; e < count; ++e) got[e] = test_from_dtype(d[e], p->dtype);
+  const double err = test_rel_error(got, ref, count), tol = p->dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+  free(ref);
+  free(got);
+  if (!(err < tol))
+    fail_msg("%s: M=%lld N=%lld K=%lld%s: rel error %.3g (tol %.1g)", who, (long long)p->m, (long long)p->n,
+             (long long)p->k, what, err, tol);
+}
+
+/* g's GEMM with kernel k captured on a new stream (returned) into *graph */
+static cudaStream_t capture_gemm(const gemv_data *g, const w4a16_kernel_desc *k, void *ws, size_t ws_bytes,
+                                 cudaGraph_t *graph) {
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  w4a16_gemm_args args = data_args(g, 0.75f);
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, stream);
+  cudaError_t ce = cudaStreamEndCapture(stream, graph);
+  if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
+  if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
+  return stream;
+}
+
 static void test_graph_capture(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -210,16 +242,9 @@ static void test_graph_capture(void **state) {
     if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
     uint16_t *direct = run_bits(&g, k, ws, ws_bytes, 0x00);
 
-    cudaStream_t stream;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    w4a16_gemm_args args = data_args(&g, 0.75f);
-    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, stream);
-    cudaError_t ce = cudaStreamEndCapture(stream, &graph);
-    if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
-    if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
+    cudaStream_t stream = capture_gemm(&g, k, ws, ws_bytes, &graph);
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
     uint16_t *replayed = malloc(g.d_bytes);
     for (int rep = 0; rep < 3; ++rep) {
@@ -263,15 +288,8 @@ static void test_long_k(void **state) {
       void *ws = NULL;
       if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
       uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x00);
-      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
-      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
-      for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
-      const double err = test_rel_error(got, ref, (size_t)(p.m * p.n));
-      const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
-      if (!(err < tol)) fail_msg("%s: M=%d K=14336: rel error %.3g (tol %.1g)", k->name, ms[mi], err, tol);
+      expect_reference(&g, d, k->name, "");
       free(d);
-      free(ref);
-      free(got);
       if (ws) cudaFree(ws);
       data_destroy(&g);
       ++tested;
@@ -303,16 +321,9 @@ static void test_tma_launch_plan(void **state) {
                                                                   ms[mi], (long long)p.n, (long long)p.k);
       gemv_data g;
       data_create(&g, &r, &p);
-      cudaStream_t stream;
       cudaGraph_t graph;
       cudaGraphExec_t exec;
-      CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      w4a16_gemm_args args = data_args(&g, 0.75f);
-      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-      w4a16_status st = w4a16_gemm(&args, k, NULL, 0, stream);
-      cudaError_t ce = cudaStreamEndCapture(stream, &graph);
-      if (st != W4A16_STATUS_OK) fail_msg("%s: captured launch: %s: %s", k->name, w4a16_status_name(st), w4a16_last_error_message());
-      if (ce != cudaSuccess) fail_msg("%s: capture failed: %s", k->name, cudaGetErrorString(ce));
+      cudaStream_t stream = capture_gemm(&g, k, NULL, 0, &graph);
       cudaGraphNode_t nodes[8];
       size_t n_nodes = 8;
       CUDA_OK(cudaGraphGetNodes(graph, nodes, &n_nodes));
@@ -340,15 +351,8 @@ static void test_tma_launch_plan(void **state) {
       CUDA_OK(cudaStreamSynchronize(stream));
       uint16_t *d = malloc(g.d_bytes);
       CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
-      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
-      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
-      for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
-      const double err = test_rel_error(got, ref, (size_t)(p.m * p.n));
-      const double tol = p.dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
-      if (!(err < tol)) fail_msg("%s: M=%d: rel error %.3g (tol %.1g)", k->name, ms[mi], err, tol);
+      expect_reference(&g, d, k->name, " (graph replay, padded grid)");
       free(d);
-      free(ref);
-      free(got);
       cudaGraphExecDestroy(exec);
       cudaGraphDestroy(graph);
       cudaStreamDestroy(stream);
@@ -785,8 +789,6 @@ static void test_selected_workspace(void **state) {
       data_create(&g, &r, &p);
       w4a16_gemm_args args = data_args(&g, 0.75f);
       uint16_t *d = malloc(g.d_bytes);
-      double *ref = malloc(sizeof(double) * (size_t)(p.m * p.n)), *got = malloc(sizeof(double) * (size_t)(p.m * p.n));
-      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
       void *ws = NULL;
       if (need) CUDA_OK(cudaMalloc(&ws, need));
       for (int with = 0; with < 2; ++with) { /* without a workspace, then with the one sized */
@@ -796,14 +798,10 @@ static void test_selected_workspace(void **state) {
         if (st != W4A16_STATUS_OK) fail_msg("M=%d: %s: %s", ms[mi], w4a16_status_name(st), w4a16_last_error_message());
         CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
-        for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = test_from_dtype(d[e], p.dtype);
-        const double err = test_rel_error(got, ref, (size_t)(p.m * p.n)), tol = dt == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
-        if (!(err < tol)) fail_msg("M=%d, %s workspace: rel error %.3g", ms[mi], with ? "the sized" : "no", err);
+        expect_reference(&g, d, sel->name, with ? ", the sized workspace (kernel NULL)" : ", no workspace (kernel NULL)");
       }
       if (ws) cudaFree(ws);
       free(d);
-      free(ref);
-      free(got);
       data_destroy(&g);
     }
   fprintf(stderr, "selected kernels needing a workspace: %d of 6 problems\n", split);
