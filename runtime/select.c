@@ -747,8 +747,7 @@ w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested, 
   size_t count;
   const w4a16_kernel_desc *table = w4a16_registry_table(&count);
   return w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, dev.sm_count, dev.cc, dev.mem_gbps, &dev, problem,
-                                     requested,
-                                     out, returned);
+                                     requested, out, returned);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -811,8 +810,8 @@ static const w4a16_kernel_desc *select_uncached(const w4a16_problem *p, const w4
   w4a16_heuristic_result r;
   int n = 0;
   if (w4a16_heuristic_query_rules(g_rules, N_RULES, table, count, dev->sm_count, dev->cc, dev->mem_gbps, dev, p, 1, &r,
-                                 &n) !=
-          W4A16_STATUS_OK || n < 1)
+                                 &n) != W4A16_STATUS_OK ||
+      n < 1)
     return NULL;
   *source = W4A16_SELECTED_BY_HEURISTIC;
   return r.kernel;
