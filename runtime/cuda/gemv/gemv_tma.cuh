@@ -9,8 +9,8 @@
 // weight loads before griddepcontrol.wait, (c) it lets its dependent launch at once, and (d) the
 // dependent's CTAs fit beside the running ones (shared memory <= ~1/2 of an SM per CTA). This
 // kernel does (b) and (c); (a) only approximately (units of whole row blocks); (d) where each CTA has
-// one unit whose weights all go out before the wait (w4a16_gemv_tma_go, "beside"; the grid then padded
-// to two CTAs a SM, so that on the grids of one unit per SM the next launch's CTAs come in only once the
+// one unit whose weights all go out before the wait (w4a16_gemv_tma_go, "beside"; the grid then padded to
+// its CTAs per SM times the SMs, so that on the grids of one unit per SM the next launch's CTAs come in once the
 // previous grid has completed), in the SM's whole shared-memory carveout, which every launch asks for.
 //
 // A CTA is 8 consumer warps + 1 producer warp. Its unit of work is R = TILE_N / 16 consecutive
