@@ -73,9 +73,9 @@ static void arch_string(int cc, char *buf, size_t n) {
 }
 
 w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kd, const w4a16_device_info *info) {
-  char here[64];
-  arch_string(info->cc, here, sizeof here);
+  char here[64]; /* formatted only for a message: this runs on every launch */
   if (info->cc < kd->sm_min || info->cc > kd->sm_max) {
+    arch_string(info->cc, here, sizeof here);
     if (kd->sm_min == kd->sm_max)
       return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH,
                         "kernel %s was built for %s and runs only on compute capability %d.%d; the device is %s",
@@ -84,10 +84,12 @@ w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kd, const w4a16_dev
                       "kernel %s was built for %s (compute capability >= %d.%d); the device is %s", kd->name,
                       kd->arch, kd->sm_min / 10, kd->sm_min % 10, here);
   }
-  if (kd->smem_bytes > info->max_smem_optin)
+  if (kd->smem_bytes > info->max_smem_optin) {
+    arch_string(info->cc, here, sizeof here);
     return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH,
                       "kernel %s needs %d bytes of shared memory per block; the device (%s) allows %d", kd->name,
                       kd->smem_bytes, here, info->max_smem_optin);
+  }
   if (!kd->impl || !kd->impl->probe)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s has no compiled implementation", kd->name);
   pthread_once(&g_probe_once, probe_init);
@@ -103,9 +105,11 @@ w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kd, const w4a16_dev
     state = e == 0 ? 1 : 2;
     if (slot) atomic_store(slot, (signed char)state);
   }
-  if (state == 2)
+  if (state == 2) {
+    arch_string(info->cc, here, sizeof here);
     return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH,
                       "kernel %s (%s) has no machine code or PTX for the device %s; this library was built for %s",
                       kd->name, kd->arch, here, W4A16_BUILT_ARCHS);
+  }
   return W4A16_STATUS_OK;
 }

@@ -68,6 +68,7 @@
 
 #include "common/cp_async.cuh"
 #include "common/dequant.cuh"
+#include "common/func_attr.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
 #include "w4a16/w4a16.h"
@@ -688,8 +689,9 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   const int smem = w4a16_gemv_shape<TILE_N, TILE_M, TILE_K, STAGES, WK,
                                     MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0
                                     : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1>::SMEM_BYTES;
-  if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (smem > 48 * 1024) {  // once per context (common/func_attr.cuh)
+    static std::atomic<unsigned long long> attrs_ctx{0};
+    cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, smem, -1);
     if (e != cudaSuccess) return (int)e;
   }
   // Per instantiation and device, computed on first use there (a process may drive GPUs of

@@ -55,6 +55,7 @@
 
 #include <string.h>
 
+#include "common/func_attr.cuh"
 #include "gemv/gemv.cuh"
 #include "sm90/sm90_ptx.cuh"
 
@@ -574,13 +575,11 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
       w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, TPW, VAR>;
   // the limit of the largest layout (M = TILE_M, group 32); each launch asks for its own size.
-  // Raised on every launch, not once per process: the attribute belongs to the current device's
-  // copy of the kernel (a process may drive several GPUs), as in the sm80 and sm90 families.
+  // Set once per context (common/func_attr.cuh: the attribute belongs to the context's copy of the
+  // kernel; a process may drive several GPUs or reset one), as in the sm80 and sm90 families.
   const uint32_t largest = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, TILE_M, 5, VEC).total;
   const uint32_t attr_bytes = largest > W4A16_GEMV_TMA_OVER_HALF_SM ? largest : W4A16_GEMV_TMA_OVER_HALF_SM;
-  const cudaError_t attr_err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)attr_bytes);
-  if (attr_err != cudaSuccess) return (int)attr_err;
-  // The SM's shared-memory carveout: all of it (228 KB on sm_90), on every launch. How many CTAs an SM
+  // And the SM's shared-memory carveout: all of it (228 KB on sm_90), with the same record. How many CTAs an SM
   // holds - two of this grid, one of the next kernel's beside it, or none beside - is planned below
   // from shared-memory sizes against the whole 228 KB. Left to the driver (no preference), the carveout
   // an SM runs in is whatever earlier launches left it in: the same kernel then ran in two or more
@@ -588,9 +587,10 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // s4 on 4096x4096 at M = 2: 3.7, 4.1-4.2 or 4.6-5.1 us; H100, docs/PERFORMANCE.md, twenty-eighth and
   // twenty-ninth sessions). A preference of 0 or 50 % put 16x8x1024 s4 at 6.0 and 4.3 us on 4096x4096
   // M = 1 against 3.85 at 100 %: two CTAs of 49 KB and the next kernel's third no longer fit.
-  const cudaError_t carve_err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (int)cudaSharedmemCarveoutMaxShared);
-  if (carve_err != cudaSuccess) return (int)carve_err;
+  static std::atomic<unsigned long long> attrs_ctx{0};
+  const cudaError_t attr_err =
+      w4a16_func_attr::set_once(kernel, attrs_ctx, (int)attr_bytes, (int)cudaSharedmemCarveoutMaxShared);
+  if (attr_err != cudaSuccess) return (int)attr_err;
   const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
 
   cudaLaunchAttribute attr[1];

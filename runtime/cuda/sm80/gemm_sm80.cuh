@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "common/dequant.cuh"
+#include "common/func_attr.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
 #include "w4a16/w4a16.h"
@@ -508,8 +509,9 @@ static inline int w4a16_sm80_launch(const struct w4a16_launch_params *p, cudaStr
   using C = w4a16_sm80_cfg<MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
   void (*kernel)(const w4a16_launch_params) = w4a16_sm80_kernel<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
   cudaError_t e;
-  if (C::kSmem > 48 * 1024) {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem);
+  if (C::kSmem > 48 * 1024) {  // once per context (common/func_attr.cuh)
+    static std::atomic<unsigned long long> attrs_ctx{0};
+    e = w4a16_func_attr::set_once(kernel, attrs_ctx, C::kSmem, -1);
     if (e != cudaSuccess) return (int)e;
   }
   const int split = p->split_k > 1 ? p->split_k : 1;

@@ -141,6 +141,7 @@
 
 #include "common/cp_async.cuh"
 #include "common/dequant.cuh"
+#include "common/func_attr.cuh"
 #include "common/splitk.cuh"
 #include "kernel_abi.h"
 #include "sm90/sm90_ptx.cuh"
@@ -1854,7 +1855,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if (clusters < 1) clusters = 1;
 
   auto kern = w4a16_sm90_kernel<T, C, false>;
-  cudaError_t err = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  static std::atomic<unsigned long long> attrs_ctx{0};  // once per context (common/func_attr.cuh)
+  cudaError_t err = w4a16_func_attr::set_once(kern, attrs_ctx, C::kSmemBytes, -1);
   if (err != cudaSuccess) return (int)err;
 
   cudaLaunchConfig_t cfg = {};
@@ -1981,7 +1983,8 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   if constexpr (C::kSChunk > 1) {
     if (prm.s2d & 2) {
       auto kc = w4a16_sm90_kernel<T, C, true>;
-      err = cudaFuncSetAttribute(kc, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+      static std::atomic<unsigned long long> chunked_attrs_ctx{0};
+      err = w4a16_func_attr::set_once(kc, chunked_attrs_ctx, C::kSmemBytes, -1);
       if (err != cudaSuccess) return (int)err;
       kern = kc;
     }
