@@ -28,6 +28,9 @@
  *                         runtime does not: its direct store, against the reference
  *   selected workspace    kernel NULL: w4a16_workspace_size sizes the selected kernel's workspace,
  *                         and w4a16_gemm runs correctly with it and with none
+ *   context reset         every kernel (all families) against the reference before and after
+ *                         cudaDeviceReset, and the TMA launch plan after it (the function attributes
+ *                         are set once per context)
  * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Exits 77 (ctest: skipped) without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -303,6 +306,58 @@ static void test_long_k(void **state) {
    (K = tile_k x stages), the launch, captured in a graph, asks for the SM's whole shared-memory carveout
    and pads its grid to a whole number of CTAs per SM, more than the units; the CTAs past the last unit
    write nothing (the replay's D, poisoned first, against the float64 reference), at M = 1 and tile_m. */
+static int check_tma_plan(const w4a16_kernel_desc *k, test_rng *r, int sms) {
+  const int units = sms > 8 ? sms - 4 : 1;
+  const int ms[2] = {1, k->tile_m};
+  int tested = 0;
+  for (int mi = 0; mi < 2; ++mi) {
+    w4a16_problem p = test_problem(ms[mi], (int64_t)k->tile_n * units, (int64_t)k->tile_k * k->stages,
+                                   k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) fail_msg("%s: cannot implement M=%d N=%lld K=%lld", k->name,
+                                                                ms[mi], (long long)p.n, (long long)p.k);
+    gemv_data g;
+    data_create(&g, r, &p);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStream_t stream = capture_gemm(&g, k, NULL, 0, &graph);
+    cudaGraphNode_t nodes[8];
+    size_t n_nodes = 8;
+    CUDA_OK(cudaGraphGetNodes(graph, nodes, &n_nodes));
+    int kernels = 0;
+    for (size_t j = 0; j < n_nodes; ++j) {
+      enum cudaGraphNodeType type;
+      CUDA_OK(cudaGraphNodeGetType(nodes[j], &type));
+      if (type != cudaGraphNodeTypeKernel) continue;
+      ++kernels;
+      struct cudaKernelNodeParams kp;
+      CUDA_OK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
+      struct cudaFuncAttributes fa;
+      CUDA_OK(cudaFuncGetAttributes(&fa, kp.func));
+      if (fa.preferredShmemCarveout != (int)cudaSharedmemCarveoutMaxShared)
+        fail_msg("%s: M=%d: carveout preference %d, not the whole shared memory", k->name, ms[mi],
+                 fa.preferredShmemCarveout);
+      if (kp.gridDim.x % (unsigned)sms != 0 || (int)kp.gridDim.x <= units)
+        fail_msg("%s: M=%d: grid of %u CTAs for %d units on %d SMs: not padded to a whole number per SM", k->name,
+                 ms[mi], kp.gridDim.x, units, sms);
+    }
+    assert_int_equal(kernels, 1);
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_OK(cudaMemsetAsync(g.dd, 0xFF, g.d_bytes, stream));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    uint16_t *d = malloc(g.d_bytes);
+    CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
+    expect_reference(&g, d, k->name, " (graph replay, padded grid)");
+    free(d);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    data_destroy(&g);
+    ++tested;
+  }
+  return tested;
+}
+
 static void test_tma_launch_plan(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -311,54 +366,7 @@ static void test_tma_launch_plan(void **state) {
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
-    if (!selected(k) || k->schedule != W4A16_SCHEDULE_GEMV_TMA) continue;
-    const int units = sms > 8 ? sms - 4 : 1;
-    const int ms[2] = {1, k->tile_m};
-    for (int mi = 0; mi < 2; ++mi) {
-      w4a16_problem p = test_problem(ms[mi], (int64_t)k->tile_n * units, (int64_t)k->tile_k * k->stages,
-                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
-      if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) fail_msg("%s: cannot implement M=%d N=%lld K=%lld", k->name,
-                                                                  ms[mi], (long long)p.n, (long long)p.k);
-      gemv_data g;
-      data_create(&g, &r, &p);
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      cudaStream_t stream = capture_gemm(&g, k, NULL, 0, &graph);
-      cudaGraphNode_t nodes[8];
-      size_t n_nodes = 8;
-      CUDA_OK(cudaGraphGetNodes(graph, nodes, &n_nodes));
-      int kernels = 0;
-      for (size_t j = 0; j < n_nodes; ++j) {
-        enum cudaGraphNodeType type;
-        CUDA_OK(cudaGraphNodeGetType(nodes[j], &type));
-        if (type != cudaGraphNodeTypeKernel) continue;
-        ++kernels;
-        struct cudaKernelNodeParams kp;
-        CUDA_OK(cudaGraphKernelNodeGetParams(nodes[j], &kp));
-        struct cudaFuncAttributes fa;
-        CUDA_OK(cudaFuncGetAttributes(&fa, kp.func));
-        if (fa.preferredShmemCarveout != (int)cudaSharedmemCarveoutMaxShared)
-          fail_msg("%s: M=%d: carveout preference %d, not the whole shared memory", k->name, ms[mi],
-                   fa.preferredShmemCarveout);
-        if (kp.gridDim.x % (unsigned)sms != 0 || (int)kp.gridDim.x <= units)
-          fail_msg("%s: M=%d: grid of %u CTAs for %d units on %d SMs: not padded to a whole number per SM", k->name,
-                   ms[mi], kp.gridDim.x, units, sms);
-      }
-      assert_int_equal(kernels, 1);
-      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-      CUDA_OK(cudaMemsetAsync(g.dd, 0xFF, g.d_bytes, stream));
-      CUDA_OK(cudaGraphLaunch(exec, stream));
-      CUDA_OK(cudaStreamSynchronize(stream));
-      uint16_t *d = malloc(g.d_bytes);
-      CUDA_OK(cudaMemcpy(d, g.dd, g.d_bytes, cudaMemcpyDeviceToHost));
-      expect_reference(&g, d, k->name, " (graph replay, padded grid)");
-      free(d);
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
-      cudaStreamDestroy(stream);
-      data_destroy(&g);
-      ++tested;
-    }
+    if (selected(k) && k->schedule == W4A16_SCHEDULE_GEMV_TMA) tested += check_tma_plan(k, &r, sms);
   }
   if (!tested) skip();
 }
@@ -807,6 +815,60 @@ static void test_selected_workspace(void **state) {
   fprintf(stderr, "selected kernels needing a workspace: %d of 6 problems\n", split);
 }
 
+/* every kernel (all families) once on a small problem (M = 1, N = 2 tile_n, K = 2048), D poisoned,
+   against the float64 reference; returns how many ran */
+static int run_every_kernel(test_rng *r, const char *when) {
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected_in(k, 2)) continue;
+    w4a16_problem p = test_problem(1, 2 * k->tile_n, 2048, k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode,
+                                   k->dtype);
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+    size_t ws_bytes = 0;
+    assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+    gemv_data g;
+    data_create(&g, r, &p);
+    void *ws = NULL;
+    if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x5A);
+    expect_reference(&g, d, k->name, when);
+    free(d);
+    if (ws) cudaFree(ws);
+    data_destroy(&g);
+    ++tested;
+  }
+  return tested;
+}
+
+/* The kernels' function attributes (maximum dynamic shared memory, the TMA GEMV's carveout) are set
+   once per CUDA context (runtime/cuda/common/func_attr.cuh). cudaDeviceReset gives the next calls a
+   new primary context with the defaults, where a launch of more than 48 KB of dynamic shared memory
+   fails unless they are set again: every kernel runs before and after a reset against the reference,
+   then the first TMA GEMV kernel's launch plan again (its carveout attribute in the new context). Last
+   in the binary: the reset frees every allocation. (With CUDA 13's runtime, which applies attributes
+   set earlier to a function again when the new context loads it, a record kept once per process
+   passes too: thirtieth session, docs/PERFORMANCE.md. What this guards is the result after a reset.) */
+static void test_context_reset(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("context_reset");
+  const int before = run_every_kernel(&r, " (before cudaDeviceReset)");
+  CUDA_OK(cudaDeviceReset());
+  const int after = run_every_kernel(&r, " (after cudaDeviceReset)");
+  assert_int_equal(before, after);
+  if (!before) skip();
+  const int sms = sm_count();
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (selected(k) && k->schedule == W4A16_SCHEDULE_GEMV_TMA) {
+      check_tma_plan(k, &r, sms);
+      break;
+    }
+  }
+}
+
 int main(void) {
   if (!gpu_present()) {
     fprintf(stderr, "no CUDA device: GPU tests skipped\n");
@@ -825,6 +887,7 @@ int main(void) {
       cmocka_unit_test(test_launch_order),
       cmocka_unit_test(test_gemv_unsplit),
       cmocka_unit_test(test_selected_workspace),
+      cmocka_unit_test(test_context_reset), /* last: it resets the device */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
