@@ -7,13 +7,16 @@
 // as short as the host's side (4096x4096 M = 1: 3.8-4.0 us of host time a call against 4.0-4.5 us of
 // GPU time).
 //
-// The attributes belong to the kernel's copy in one context: another device's context, or the new
-// primary context after cudaDeviceReset, starts from the defaults (48 KB of dynamic shared memory;
-// a launch asking for more then fails). So the record is the ID of the context where they were set
-// (cuCtxGetId: unique for the life of the process, never reused), and a launch from any other
-// context sets them again. Thread-safe: a context ID is stored only after its attributes are set, and
-// a thread that reads another context's ID sets its own again (threads of several devices alternating
-// on one kernel only make the calls more often).
+// Where the attributes live is not documented: the driver keeps them per context (cuFuncSetAttribute
+// on a context's copy of the kernel), and a context without them has the defaults (48 KB of dynamic
+// shared memory; a launch asking for more fails). CUDA 13's runtime does apply attributes set earlier
+// to a new context that loads the kernel (after cudaDeviceReset the new primary context had them:
+// docs/runs/session30/host/reset_probe.cu), but nothing promises it. So the record is the ID of the
+// context where they were set (cuCtxGetId: unique for the life of the process, never reused), and a
+// launch from any other context - another device's, or the one after a reset - sets them again.
+// Thread-safe: a context ID is stored only after its attributes are set, and a thread that reads
+// another context's ID sets its own again (threads of several devices alternating on one kernel only
+// make the calls more often).
 #ifndef W4A16_COMMON_FUNC_ATTR_CUH
 #define W4A16_COMMON_FUNC_ATTR_CUH
 
