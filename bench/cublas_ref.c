@@ -243,7 +243,7 @@ w4a16_status bench_cublas_time(bench_cublas *cb, const w4a16_problem *p, void *a
   w4a16_status st = bench_cublas_prepare(cb, p, a, d, max_algos, rotate_min_bytes, seed, &set, res);
   if (st != W4A16_STATUS_OK) return st;
   /* time the heuristic's candidates one after the other, keep the fastest */
-  w4a16_timing_options o = to ? *to : (w4a16_timing_options){0, 0, 0, 0, 0};
+  w4a16_timing_options o = to ? *to : (w4a16_timing_options){0, 0, 0, 0, 0, 0};
   o.relaxed_capture = 1; /* cuBLASLt's own host calls during capture are its business */
   w4a16_timing_candidate cand[MAX_ALGOS];
   w4a16_timing_result tr[MAX_ALGOS];

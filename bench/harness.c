@@ -72,6 +72,7 @@ typedef struct bench_opts {
   unsigned long long seed;
   int cublas_algos; /* 0 = no cuBLAS */
   int rounds;       /* kernels and cuBLAS timed in rounds (runtime/timing.h) */
+  int eager;        /* launches issued by the host one by one, not graph replays (runtime/timing.h) */
   int quiet, list_only;
 } bench_opts;
 
@@ -123,7 +124,8 @@ static void usage(FILE *f) {
           "  --list                print the problems and matching kernels, time nothing (no GPU needed)\n"
           "Timing:\n"
           "  --warmup N            warm-up launches per kernel (default 5)\n"
-          "  --iterations N        timed CUDA-graph replays, median reported (default 10)\n"
+          "  --iterations N        timed CUDA-graph replays (--eager: samples of as many eager launches),\n"
+          "                        median reported (default 10)\n"
           "  --rotate-bytes B      bytes the rotating weight copies span (default 4 x L2; K/M/G suffix)\n"
           "  --seed N              random inputs' seed (default 1)\n"
           "  --cublas-algos N      time cuBLASLt's first N heuristic algorithms, keep the best (default 4)\n"
@@ -131,6 +133,10 @@ static void usage(FILE *f) {
           "  --rounds              time every kernel and cuBLASLt algorithm of a problem in the same\n"
           "                        rounds (each one graph replay a round) instead of one after the other,\n"
           "                        so that the card's clock (power limit) weighs on all alike\n"
+          "  --eager               time launches the host issues one call after another (no CUDA graph),\n"
+          "                        as a caller without graphs sees them: the stream's time a launch\n"
+          "                        (median_us; the host's rate where it issues more slowly than the GPU\n"
+          "                        runs) and the host's time a call (host_us)\n"
           "Roofline (DESIGN.md section 7, H100 80GB HBM3):\n"
           "  --peak-gbps X         memory ceiling in GB/s (default 3100)\n"
           "  --peak-tflops X       tensor-core ceiling in TFLOP/s (default 800)\n"
@@ -256,7 +262,7 @@ static int parse_bytes(const char *opt, const char *s, size_t *out) {
 
 enum {
   OPT_M = 256, OPT_N, OPT_K, OPT_NK, OPT_DTYPE, OPT_MODE, OPT_GROUP, OPT_BIAS, OPT_KERNELS, OPT_EXCLUDE, OPT_TOP,
-  OPT_LIST, OPT_WARMUP, OPT_ITER, OPT_ROTATE, OPT_SEED, OPT_CUBLAS_ALGOS, OPT_NO_CUBLAS, OPT_ROUNDS, OPT_PEAK_GBPS,
+  OPT_LIST, OPT_WARMUP, OPT_ITER, OPT_ROTATE, OPT_SEED, OPT_CUBLAS_ALGOS, OPT_NO_CUBLAS, OPT_ROUNDS, OPT_EAGER, OPT_PEAK_GBPS,
   OPT_PEAK_TFLOPS, OPT_CSV, OPT_JSON
 };
 
@@ -299,6 +305,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       {"cublas-algos", required_argument, NULL, OPT_CUBLAS_ALGOS},
       {"no-cublas", no_argument, NULL, OPT_NO_CUBLAS},
       {"rounds", no_argument, NULL, OPT_ROUNDS},
+      {"eager", no_argument, NULL, OPT_EAGER},
       {"peak-gbps", required_argument, NULL, OPT_PEAK_GBPS},
       {"peak-tflops", required_argument, NULL, OPT_PEAK_TFLOPS},
       {"csv", no_argument, NULL, OPT_CSV},
@@ -375,6 +382,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       case OPT_CUBLAS_ALGOS: rc = parse_int("--cublas-algos", a, 0, &o->cublas_algos); break;
       case OPT_NO_CUBLAS: o->cublas_algos = 0; break;
       case OPT_ROUNDS: o->rounds = 1; break;
+      case OPT_EAGER: o->eager = 1; break;
       case OPT_PEAK_GBPS: rc = parse_double("--peak-gbps", a, &o->peak_gbps); break;
       case OPT_PEAK_TFLOPS: rc = parse_double("--peak-tflops", a, &o->peak_tflops); break;
       case OPT_CSV:
@@ -409,6 +417,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   }
   if (o->nn > 0 && o->npairs > 0) {
     errmsg("give either --n/--k or --nk, not both\n");
+    return 2;
+  }
+  if (o->eager && o->rounds) {
+    errmsg("--eager and --rounds exclude each other: eager launches are timed one kernel at a time (see --help)\n");
     return 2;
   }
 #if !W4A16_BENCH_HAVE_JANSSON
@@ -594,8 +606,8 @@ static void print_text(bench *b, const problem_summary *s, row *rows, int nrows,
     snprintf(cubname, sizeof cubname, "cuBLASLt %s dense", w4a16_dtype_name(p->dtype));
     if ((int)strlen(cubname) > w) w = (int)strlen(cubname);
   }
-  fprintf(f, "  %4s  %-*s %10s %9s %9s %6s %9s\n", "rank", w, "kernel", "median_us", "TFLOP/s", "GB/s", "floor",
-          "vs_cublas");
+  fprintf(f, "  %4s  %-*s %10s %9s %9s %6s %9s%s\n", "rank", w, "kernel", "median_us", "TFLOP/s", "GB/s", "floor",
+          "vs_cublas", b->o.eager ? "   host_us" : "");
   const double cub_us = s->have_cublas && s->cub.timing.status == W4A16_STATUS_OK ? s->cub.timing.median_us : 0;
   int shown = b->o.top > 0 && b->o.top < nok ? b->o.top : nok;
   for (int i = 0; i < shown; ++i) {
@@ -603,17 +615,21 @@ static void print_text(bench *b, const problem_summary *s, row *rows, int nrows,
     fprintf(f, "  %4d  %-*s %10.2f %9.2f %9.1f %6.3f", i + 1, w, rows[i].kd->name, t->median_us,
             s->flops / (t->median_us * 1e-6) / 1e12, s->bytes / (t->median_us * 1e-6) / 1e9,
             s->floor_us / t->median_us);
-    if (cub_us > 0) fprintf(f, " %8.2fx\n", cub_us / t->median_us);
-    else fprintf(f, " %9s\n", "-");
+    if (cub_us > 0) fprintf(f, " %8.2fx", cub_us / t->median_us);
+    else fprintf(f, " %9s", "-");
+    if (b->o.eager) fprintf(f, " %9.2f", t->host_us);
+    fputc('\n', f);
   }
   if (shown < nok) fprintf(f, "  %4s  (%d slower kernels not shown; --top)\n", "", nok - shown);
   if (s->have_cublas) {
     const w4a16_timing_result *t = &s->cub.timing;
     if (t->status == W4A16_STATUS_OK) {
-      fprintf(f, "  %4s  %-*s %10.2f %9.2f %9.1f %6.3f %8.2fx   (algo %d of %d tried, %d cop%s)\n", "ref", w,
-              cubname, t->median_us, s->flops / (t->median_us * 1e-6) / 1e12,
-              s->cub_bytes / (t->median_us * 1e-6) / 1e9, s->cub_floor_us / t->median_us, 1.0, s->cub.algo,
-              s->cub.algos_tried, s->cub.copies, s->cub.copies == 1 ? "y" : "ies");
+      fprintf(f, "  %4s  %-*s %10.2f %9.2f %9.1f %6.3f %8.2fx", "ref", w, cubname, t->median_us,
+              s->flops / (t->median_us * 1e-6) / 1e12, s->cub_bytes / (t->median_us * 1e-6) / 1e9,
+              s->cub_floor_us / t->median_us, 1.0);
+      if (b->o.eager) fprintf(f, " %9.2f", t->host_us);
+      fprintf(f, "   (algo %d of %d tried, %d cop%s)\n", s->cub.algo, s->cub.algos_tried, s->cub.copies,
+              s->cub.copies == 1 ? "y" : "ies");
     } else {
       fprintf(f, "  %4s  %-*s failed: %s: %s\n", "ref", w, cubname, w4a16_status_name(t->status), t->message);
     }
@@ -629,7 +645,7 @@ static void print_csv(bench *b, const problem_summary *s, row *rows, int nrows, 
   const w4a16_problem *p = s->p;
   if (!b->csv_header_done) {
     fprintf(f, "m,n,k,dtype,mode,group,bias,rank,kernel,status,median_us,min_us,max_us,tflops,gbps,floor_us,"
-               "floor_fraction,vs_cublas,copies,launches_per_replay,message\n");
+               "floor_fraction,vs_cublas,copies,launches_per_replay,host_us,message\n");
     b->csv_header_done = 1;
   }
   const double cub_us = s->have_cublas && s->cub.timing.status == W4A16_STATUS_OK ? s->cub.timing.median_us : 0;
@@ -654,8 +670,10 @@ static void print_csv(bench *b, const problem_summary *s, row *rows, int nrows, 
               s->flops / (t->median_us * 1e-6) / 1e12, bytes / (t->median_us * 1e-6) / 1e9, fl, fl / t->median_us);
       if (cub_us > 0) fprintf(f, "%.4f", cub_us / t->median_us);
       fprintf(f, ",%d,%d,", t->copies, t->launches);
+      if (b->o.eager) fprintf(f, "%.3f", t->host_us);
+      fputc(',', f);
     } else {
-      fprintf(f, ",,,,,%.3f,,,%d,,", is_cub ? s->cub_floor_us : s->floor_us, t->copies);
+      fprintf(f, ",,,,,%.3f,,,%d,,,", is_cub ? s->cub_floor_us : s->floor_us, t->copies);
     }
     csv_field(f, t->message);
     fputc('\n', f);
@@ -665,7 +683,7 @@ static void print_csv(bench *b, const problem_summary *s, row *rows, int nrows, 
 
 #if W4A16_BENCH_HAVE_JANSSON
 static json_t *json_timing(const problem_summary *s, const w4a16_timing_result *t, double bytes, double fl,
-                           double cub_us) {
+                           double cub_us, int eager) {
   json_t *o = json_object();
   json_object_set_new(o, "status", json_string(w4a16_status_name(t->status)));
   if (t->status == W4A16_STATUS_OK) {
@@ -678,6 +696,7 @@ static json_t *json_timing(const problem_summary *s, const w4a16_timing_result *
     json_object_set_new(o, "vs_cublas", cub_us > 0 ? json_real(cub_us / t->median_us) : json_null());
     json_object_set_new(o, "launches_per_replay", json_integer(t->launches));
     json_object_set_new(o, "samples", json_integer(t->samples));
+    if (eager) json_object_set_new(o, "host_us", json_real(t->host_us));
   } else {
     json_object_set_new(o, "message", json_string(t->message));
   }
@@ -701,7 +720,7 @@ static void add_json(bench *b, const problem_summary *s, row *rows, int nrows, i
   json_object_set_new(jp, "bound", json_string(s->bound));
   const double cub_us = s->have_cublas && s->cub.timing.status == W4A16_STATUS_OK ? s->cub.timing.median_us : 0;
   if (s->have_cublas) {
-    json_t *jc = json_timing(s, &s->cub.timing, s->cub_bytes, s->cub_floor_us, cub_us);
+    json_t *jc = json_timing(s, &s->cub.timing, s->cub_bytes, s->cub_floor_us, cub_us, b->o.eager);
     json_object_set_new(jc, "bytes", json_real(s->cub_bytes));
     json_object_set_new(jc, "floor_us", json_real(s->cub_floor_us));
     json_object_set_new(jc, "algo", json_integer(s->cub.algo));
@@ -714,7 +733,7 @@ static void add_json(bench *b, const problem_summary *s, row *rows, int nrows, i
   int shown = b->o.top > 0 && b->o.top < nok ? b->o.top : nok;
   for (int i = 0; i < nrows; ++i) {
     if (i >= shown && i < nok) continue;
-    json_t *o = json_timing(s, &rows[i].t, s->bytes, s->floor_us, cub_us);
+    json_t *o = json_timing(s, &rows[i].t, s->bytes, s->floor_us, cub_us, b->o.eager);
     json_object_set_new(o, "kernel", json_string(rows[i].kd->name));
     if (i < nok) {
       json_object_set_new(o, "rank", json_integer(i + 1));
@@ -834,7 +853,7 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
   s.cub_bytes = 2.0 * ((double)np->n * np->k + (double)np->m * np->k + (double)np->m * np->n);
   s.cub_floor_us = floor_us(&b->o, s.cub_bytes, s.flops, NULL);
 
-  w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0};
+  w4a16_timing_options to = {b->o.warmup, b->o.iterations, 0, 0, 0, b->o.eager};
   if (b->o.rounds && n > 0) {
     if (time_in_rounds(b, &s, td, rows, n, idx, total, &to)) {
       w4a16_timing_data_destroy(td);
@@ -973,10 +992,12 @@ int w4a16_bench_main(int argc, char **argv) {
     fprintf(b.out, "# w4a16_bench %s on %s (sm_%d, %d SMs, L2 %.1f MB), %zu kernels registered\n",
             w4a16_version_string(), b.device_name, b.cc, b.sm_count, b.l2 / 1e6, w4a16_kernel_count());
     fprintf(b.out,
-            "# %s %s%s, %d problems; per kernel: %d warm-up launches, median of %d CUDA-graph replays, weights "
+            "# %s %s%s, %d problems; per kernel: %d warm-up launches, median of %d %s, weights "
             "rotating over >= %.1f MB\n",
             w4a16_dtype_name(b.o.dtype), w4a16_quant_mode_name(b.o.mode), b.o.bias ? " +bias" : "", total, warm,
-            iters, rot / 1e6);
+            iters,
+            b.o.eager ? "samples of eager launches (no graph; host_us: the host's time a call)" : "CUDA-graph replays",
+            rot / 1e6);
     fprintf(b.out,
             "# floor = max(bytes / %.0f GB/s, flops / %.0f TFLOP/s); floor column = floor / time; vs_cublas = "
             "cuBLASLt time / kernel time\n",
@@ -1021,6 +1042,7 @@ int w4a16_bench_main(int argc, char **argv) {
     json_object_set_new(js, "seed", json_integer((json_int_t)b.o.seed));
     json_object_set_new(js, "cublas_algos", json_integer(b.cublas ? b.o.cublas_algos : 0));
     json_object_set_new(js, "rounds", json_boolean(b.o.rounds));
+    json_object_set_new(js, "eager", json_boolean(b.o.eager));
     json_object_set_new(js, "kernels", b.o.include ? json_string(b.o.include) : json_null());
     json_object_set_new(js, "exclude", b.o.exclude ? json_string(b.o.exclude) : json_null());
     json_object_set_new(root, "settings", js);

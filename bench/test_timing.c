@@ -69,6 +69,9 @@ static void test_rounds_bad_args(void **state) {
   assert_int_equal(w4a16_time_launches(cand, 1, 1, NULL, NULL, NULL), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_time_launches(cand, 0, 1, NULL, NULL, r), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "n = 0"));
+  const w4a16_timing_options eager = {0, 0, 0, 0, 0, 1}; /* eager timing is one candidate at a time */
+  assert_int_equal(w4a16_time_launches(cand, 1, 1, NULL, &eager, r), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "eager"));
   const w4a16_kernel_desc *k0 = w4a16_kernel_get(0);
   assert_int_equal(w4a16_timing_data_time_with(NULL, &k0, 1, NULL, 0, NULL, r), W4A16_STATUS_NULL_POINTER);
 }
@@ -150,6 +153,52 @@ static void test_time_memset(void **state) {
   cudaFree(c.buf);
 }
 
+/* Eager timing (options.eager): every sample issues the graph's launch count by the host (the launch
+   function's calls add up), the host's time a launch is reported, the stream runs no faster than the
+   host issues (a 256-byte memset: microseconds of GPU time against the host's call), and a launch
+   that fails during the eager samples is reported with its status and message */
+static void test_time_eager(void **state) {
+  (void)state;
+  memset_ctx c = {NULL, (size_t)16 << 20, 0, 1 << 30, 0, 0}; /* fail_at far away: calls are counted */
+  int copies = w4a16_timing_copies(c.bytes, 0, (size_t)4 << 30);
+  assert_int_equal(cudaMalloc((void **)&c.buf, (size_t)copies * c.bytes), cudaSuccess);
+  cudaStream_t s;
+  assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  w4a16_timing_options o = {2, 7, 0, 0, 0, 1};
+  w4a16_timing_result r;
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, &o, &r), W4A16_STATUS_OK);
+  fprintf(stderr, "[timing] eager memset 16 MB x %d copies: stream %.2f us a launch (min %.2f max %.2f), host %.2f us "
+                  "a call, %d launches a sample\n",
+          copies, r.median_us, r.min_us, r.max_us, r.host_us, r.launches);
+  assert_int_equal(r.samples, 7);
+  assert_int_equal(c.calls, 1 + 2 + r.launches + 7 * r.launches); /* checked, warm-up, capture, samples */
+  assert_true(r.min_us > 0 && r.min_us <= r.median_us && r.median_us <= r.max_us);
+  assert_true(r.host_us > 0);
+  assert_true(c.bytes / (r.median_us * 1e-6) / 1e9 < 20000.0);
+  assert_string_equal(r.message, "");
+  /* graph replays report no host time */
+  o.eager = 0;
+  assert_int_equal(w4a16_time_launch(memset_launch, &c, copies, s, &o, &r), W4A16_STATUS_OK);
+  assert_true(r.host_us == 0.0);
+
+  memset_ctx tiny = {c.buf, 256, 0, 1 << 30, 0, 0};
+  const w4a16_timing_options ot = {2, 7, 1e6, 64, 0, 1}; /* 64 launches a sample, whatever the estimate */
+  assert_int_equal(w4a16_time_launch(memset_launch, &tiny, 1, s, &ot, &r), W4A16_STATUS_OK);
+  assert_int_equal(r.launches, 64);
+  fprintf(stderr, "[timing] eager memset 256 bytes: stream %.2f us a launch, host %.2f us a call, %d launches\n",
+          r.median_us, r.host_us, r.launches);
+  assert_true(r.host_us > 0 && r.median_us >= 0.5 * r.host_us);
+
+  /* a failure among the eager launches: its status and message */
+  tiny.calls = 0;
+  tiny.fail_at = 1 + 2 + 64 + 3; /* the fourth launch of the first eager sample */
+  assert_int_equal(w4a16_time_launch(memset_launch, &tiny, 1, s, &ot, &r), W4A16_STATUS_NOT_SUPPORTED);
+  assert_non_null(strstr(r.message, "eager launch"));
+  assert_non_null(strstr(r.message, "deliberate failure"));
+  cudaStreamDestroy(s);
+  cudaFree(c.buf);
+}
+
 /* w4a16_time_launches: each candidate's result in its own slot (a memset of half the bytes takes
    less time than the whole one, listed after it), a failing candidate reported and not timed */
 static void test_time_rounds(void **state) {
@@ -164,7 +213,7 @@ static void test_time_rounds(void **state) {
   /* the third rotates over two copies of its own (a candidate's copies field) */
   w4a16_timing_candidate cand[3] = {{memset_launch, &c[0], 0, 0}, {memset_launch, &c[1], 0, 0}, {memset_launch, &c[2], 2, 0}};
   w4a16_timing_result r[3];
-  w4a16_timing_options o = {2, 7, 0, 0, 0};
+  w4a16_timing_options o = {2, 7, 0, 0, 0, 0};
   assert_int_equal(w4a16_time_launches(cand, 3, copies, s, &o, r), W4A16_STATUS_OK);
   for (int i = 0; i < 3; ++i)
     fprintf(stderr, "[timing] rounds, candidate %d (%zu bytes): %s median %.2f us (min %.2f max %.2f), %d launches, "
@@ -208,7 +257,7 @@ static void test_time_with_extra(void **state) {
   memset_ctx c = {buf, bytes, 0, -1, 0, 0};
   w4a16_timing_candidate extra = {memset_launch, &c, 2, 1};
   w4a16_timing_result r[2];
-  w4a16_timing_options o = {2, 5, 0, 0, 0};
+  w4a16_timing_options o = {2, 5, 0, 0, 0, 0};
   const w4a16_kernel_desc *kd = h[0].kernel;
   /* bad extra arguments: a status and a message, nothing timed */
   assert_int_equal(w4a16_timing_data_time_with(td, &kd, 1, NULL, 1, &o, r), W4A16_STATUS_NULL_POINTER);
@@ -280,6 +329,7 @@ int main(void) {
   const struct CMUnitTest gpu[] = {
       cmocka_unit_test(test_time_memset),
       cmocka_unit_test(test_time_rounds),
+      cmocka_unit_test(test_time_eager),
       cmocka_unit_test(test_time_with_extra),
       cmocka_unit_test(test_profile_ranked),
   };

@@ -67,7 +67,7 @@ w4a16_status w4a16_profile(const w4a16_problem *problem, const w4a16_profile_opt
     free(rows);
     return st; /* message set */
   }
-  w4a16_timing_options to = {o.warmup, o.iterations, 0, 0, 0};
+  w4a16_timing_options to = {o.warmup, o.iterations, 0, 0, 0, 0};
   const double flops = w4a16_timing_flops(problem), bytes = w4a16_timing_bytes(problem);
   size_t ran = 0, first_fail = n;
   char first_msg[320] = "";

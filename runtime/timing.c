@@ -1,4 +1,5 @@
 /* timing.c - the timing method shared by the profiler and the benchmark harness (see timing.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "timing.h"
 
 #include <cuda_runtime_api.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -44,7 +46,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static w4a16_timing_options normalized_options(const w4a16_timing_options *options) {
-  w4a16_timing_options o = {0, 0, 0, 0, 0};
+  w4a16_timing_options o = {0, 0, 0, 0, 0, 0};
   if (options) o = *options;
   if (o.warmup <= 0) o.warmup = DEFAULT_WARMUP;
   if (o.samples <= 0) o.samples = DEFAULT_SAMPLES;
@@ -167,15 +169,61 @@ done:
   return res->status;
 }
 
+static double wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static double median_of(double *samp, int n); /* sorts samp */
+
 /* median, min and max of n per-launch samples (sorted in place) into res, which becomes OK */
 static void set_stats(w4a16_timing_result *res, double *samp, int n) {
-  qsort(samp, (size_t)n, sizeof *samp, cmp_double);
+  res->median_us = median_of(samp, n);
   res->samples = n;
   res->min_us = samp[0];
   res->max_us = samp[n - 1];
-  res->median_us = (n % 2) ? samp[n / 2] : 0.5 * (samp[n / 2 - 1] + samp[n / 2]);
   res->status = W4A16_STATUS_OK;
   res->message[0] = '\0';
+}
+
+static double median_of(double *samp, int n) {
+  qsort(samp, (size_t)n, sizeof *samp, cmp_double);
+  return (n % 2) ? samp[n / 2] : 0.5 * (samp[n / 2 - 1] + samp[n / 2]);
+}
+
+/* Eager timing (timing.h) of fn, prepared by timer_prepare (res->launches launches a sample); ev: two
+   events; samp / host: o->samples doubles each. Sets res. */
+static void time_eager(w4a16_timing_launch_fn fn, void *ctx, int copies, cudaStream_t stream,
+                       const w4a16_timing_options *o, cudaEvent_t ev[2], double *samp, double *host,
+                       w4a16_timing_result *res) {
+  const int launches = res->launches;
+  char msg[256] = "";
+  cudaError_t e = cudaSuccess;
+  for (int s = 0; s < o->samples; ++s) {
+    if ((e = cudaStreamSynchronize(stream)) != cudaSuccess || (e = cudaEventRecord(ev[0], stream)) != cudaSuccess)
+      break;
+    const double t0 = wall_us();
+    for (int i = 0; i < launches; ++i) {
+      const w4a16_status st = fn(ctx, i % copies, stream, msg, sizeof msg);
+      if (st != W4A16_STATUS_OK) {
+        set_result(res, st, "eager launch %d failed: %s", i, msg[0] ? msg : w4a16_status_string(st));
+        return;
+      }
+    }
+    host[s] = (wall_us() - t0) / launches;
+    float ms = 0.f;
+    if ((e = cudaEventRecord(ev[1], stream)) != cudaSuccess || (e = cudaEventSynchronize(ev[1])) != cudaSuccess ||
+        (e = cudaEventElapsedTime(&ms, ev[0], ev[1])) != cudaSuccess)
+      break;
+    samp[s] = (double)ms * 1000.0 / launches;
+  }
+  if (e != cudaSuccess) {
+    cuda_result(res, e, "eager launches");
+    return;
+  }
+  res->host_us = median_of(host, o->samples);
+  set_stats(res, samp, o->samples);
 }
 
 w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream_v,
@@ -190,7 +238,7 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
   /* everything the timed region uses is made here */
   const int nev = o.samples + 1;
   cudaEvent_t *ev = calloc((size_t)nev, sizeof *ev);
-  double *samp = calloc((size_t)o.samples, sizeof *samp);
+  double *samp = calloc((size_t)o.samples * 2, sizeof *samp); /* eager: then the host's samples */
   cudaError_t e;
   float ms = 0.f;
   int made = 0;
@@ -206,6 +254,10 @@ w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies,
     }
   }
 
+  if (o.eager) {
+    time_eager(fn, ctx, copies, stream, &o, ev, samp, samp + o.samples, res);
+    goto done;
+  }
   /* 4. timed region: back-to-back replays between events, no allocation, no host sync */
   e = cudaEventRecord(ev[0], stream);
   for (int s = 0; s < o.samples && e == cudaSuccess; ++s) {
@@ -237,6 +289,9 @@ w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int
                                  const w4a16_timing_options *options, w4a16_timing_result *res) {
   if (!cands || !res) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "candidates or results is NULL");
   if (n < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "n = %d candidates: must be >= 1", n);
+  if (options && options->eager)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "eager timing is one candidate at a time (w4a16_time_launch), "
+                                                  "not in rounds");
   const w4a16_timing_options o = normalized_options(options);
   if (copies < 1) copies = 1;
   cudaStream_t stream = (cudaStream_t)stream_v;

@@ -25,6 +25,14 @@
  * candidate sees the same mix of the card's states.
  *
  * Nothing is allocated between the first and the last event of a round.
+ *
+ * Eager timing (options.eager, w4a16_time_launch only): what a caller that launches without a graph
+ * sees. Steps 1-3 as above (the same L launches over the copies, and the launch proven capturable),
+ * then S samples, each: the stream drained, an event, L launches issued by the host one call after
+ * the other over the rotating copies, an event. Per sample, the stream's time a launch is the events'
+ * elapsed time / L (where the host issues more slowly than the GPU runs, that is the host's rate),
+ * and the host's time a launch is the wall-clock time (CLOCK_MONOTONIC) of the L calls / L: what
+ * a call costs the calling thread (argument checks, selection, the launch itself). Medians of each.
  */
 #ifndef W4A16_TIMING_H
 #define W4A16_TIMING_H
@@ -53,6 +61,8 @@ typedef struct w4a16_timing_options {
   int max_launches;         /* cap on launches per graph (0 = 1000; a multiple of copies, at least one round) */
   int relaxed_capture;      /* capture in cudaStreamCaptureModeRelaxed (else ThreadLocal, which
                                also proves the launch makes no unsafe call such as cudaMalloc) */
+  int eager;                /* w4a16_time_launch: time launches issued by the host, not graph replays
+                               (eager timing above; w4a16_time_launches refuses it) */
 } w4a16_timing_options;
 
 typedef struct w4a16_timing_result {
@@ -63,9 +73,11 @@ typedef struct w4a16_timing_result {
   int launches;         /* launches per graph replay */
   int samples;          /* replays timed */
   int copies;           /* weight copies rotated over */
+  double host_us;       /* eager timing: the host's median time to issue one launch (µs); else 0 */
 } w4a16_timing_result;
 
-/* Time fn over copies weight copies on stream with the method above. Returns res->status. */
+/* Time fn over copies weight copies on stream with the method above (options->eager: eager timing).
+   Returns res->status. */
 w4a16_status w4a16_time_launch(w4a16_timing_launch_fn fn, void *ctx, int copies, void *stream,
                                const w4a16_timing_options *options, w4a16_timing_result *res);
 
@@ -87,7 +99,8 @@ typedef struct w4a16_timing_candidate {
  * NULL_POINTER (cands or res NULL) or INVALID_VALUE (n < 1) with the thread's message set and nothing
  * written; OUT_OF_MEMORY or CUDA_ERROR (its host buffers or events could not be made: every res[i]
  * then carries that status and message). A CUDA error during the rounds marks every candidate that
- * took turns CUDA_ERROR and still returns OK.
+ * took turns CUDA_ERROR and still returns OK. INVALID_VALUE (nothing written) with options->eager:
+ * eager launches are timed one candidate at a time.
  */
 w4a16_status w4a16_time_launches(const w4a16_timing_candidate *cands, int n, int copies, void *stream,
                                  const w4a16_timing_options *options, w4a16_timing_result *res);
