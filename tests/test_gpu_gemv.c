@@ -28,6 +28,10 @@
  *                         runtime does not: its direct store, against the reference
  *   selected workspace    kernel NULL: w4a16_workspace_size sizes the selected kernel's workspace,
  *                         and w4a16_gemm runs correctly with it and with none
+ *   threads               six host threads, released together, each running its own problem (two of
+ *                         them the same one) through kernel NULL on its own stream: the first calls
+ *                         of the process (selection, device and probe records, function attributes)
+ *                         race, and every result matches the reference (first in the binary)
  *   context reset         every kernel (all families) against the reference before and after
  *                         cudaDeviceReset, and the TMA launch plan after it (the function attributes
  *                         are set once per context)
@@ -40,6 +44,7 @@
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 #include <fnmatch.h>
+#include <pthread.h>
 
 #include "internal.h" /* w4a16_choose_stream_k */
 #include "w4a16/select.h"
@@ -815,6 +820,83 @@ static void test_selected_workspace(void **state) {
   fprintf(stderr, "selected kernels needing a workspace: %d of 6 problems\n", split);
 }
 
+/* One worker of test_threads: its problem's data (made by the main thread: cmocka's checks are not for
+   other threads); after the common start, a workspace of its own sized by w4a16_workspace_size(NULL)
+   (the selection's first call for its problem), ten launches of w4a16_gemm(kernel NULL) on its own
+   stream, D poisoned before each, then D copied back. Workers record statuses; the main thread
+   checks. */
+typedef struct thread_job {
+  gemv_data g;
+  void *ws;
+  size_t ws_bytes;
+  pthread_barrier_t *start;
+  w4a16_status st;
+  cudaError_t ce;
+  char msg[256];
+  uint16_t *d;
+} thread_job;
+
+static void *thread_worker(void *arg) {
+  thread_job *j = arg;
+  cudaStream_t s = NULL;
+  w4a16_gemm_args args = data_args(&j->g, 0.75f);
+  pthread_barrier_wait(j->start);
+  j->st = w4a16_workspace_size(NULL, &j->g.p, 0, &j->ws_bytes);
+  if (j->st != W4A16_STATUS_OK) snprintf(j->msg, sizeof j->msg, "workspace size: %s", w4a16_last_error_message());
+  if (j->st == W4A16_STATUS_OK && j->ws_bytes) j->ce = cudaMalloc(&j->ws, j->ws_bytes);
+  if (j->ce == cudaSuccess) j->ce = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (int it = 0; it < 10 && j->ce == cudaSuccess && j->st == W4A16_STATUS_OK; ++it) {
+    j->ce = cudaMemsetAsync(j->g.dd, 0xFF, j->g.d_bytes, s);
+    if (j->ce == cudaSuccess) j->st = w4a16_gemm(&args, NULL, j->ws, j->ws_bytes, s);
+    if (j->st != W4A16_STATUS_OK) snprintf(j->msg, sizeof j->msg, "%s", w4a16_last_error_message());
+  }
+  if (j->ce == cudaSuccess) j->ce = cudaStreamSynchronize(s);
+  if (j->ce == cudaSuccess) j->ce = cudaMemcpy(j->d, j->g.dd, j->g.d_bytes, cudaMemcpyDeviceToHost);
+  if (s) cudaStreamDestroy(s);
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  if (!gpu_present() || getenv("W4A16_TEST_FILTER")) skip();
+  enum { T = 6 };
+  /* M, N, K: decode (two threads on one problem), small-batch and prefill sizes; bf16 and fp16 alternate */
+  const int64_t shape[T][3] = {{1, 4096, 2048}, {1, 4096, 2048}, {4, 2048, 4096}, {16, 2048, 2048},
+                               {64, 2048, 2048}, {128, 1024, 2048}};
+  test_rng r = test_rng_fresh("threads");
+  thread_job jobs[T];
+  pthread_t tid[T];
+  pthread_barrier_t start;
+  assert_int_equal(pthread_barrier_init(&start, NULL, T), 0);
+  memset(jobs, 0, sizeof jobs);
+  for (int t = 0; t < T; ++t) {
+    const w4a16_dtype dt = t % 2 ? W4A16_DTYPE_F16 : W4A16_DTYPE_BF16;
+    w4a16_problem p = test_problem(shape[t][0], shape[t][1], shape[t][2], 128, W4A16_FINEGRAINED_SCALE_ONLY,
+                                   t == 1 ? W4A16_DTYPE_BF16 : dt); /* threads 0 and 1: the same problem */
+    thread_job *j = &jobs[t];
+    data_create(&j->g, &r, &p);
+    j->d = malloc(j->g.d_bytes);
+    assert_non_null(j->d);
+    j->start = &start;
+    j->st = W4A16_STATUS_OK;
+    j->ce = cudaSuccess;
+  }
+  for (int t = 0; t < T; ++t) assert_int_equal(pthread_create(&tid[t], NULL, thread_worker, &jobs[t]), 0);
+  for (int t = 0; t < T; ++t) pthread_join(tid[t], NULL);
+  pthread_barrier_destroy(&start);
+  for (int t = 0; t < T; ++t) {
+    thread_job *j = &jobs[t];
+    char who[64];
+    snprintf(who, sizeof who, "thread %d (kernel NULL)", t);
+    if (j->st != W4A16_STATUS_OK) fail_msg("%s: %s: %s", who, w4a16_status_name(j->st), j->msg);
+    if (j->ce != cudaSuccess) fail_msg("%s: %s", who, cudaGetErrorString(j->ce));
+    expect_reference(&j->g, j->d, who, "");
+    free(j->d);
+    if (j->ws) cudaFree(j->ws);
+    data_destroy(&j->g);
+  }
+}
+
 /* every kernel (all families) once on a small problem (M = 1, N = 2 tile_n, K = 2048), D poisoned,
    against the float64 reference; returns how many ran */
 static int run_every_kernel(test_rng *r, const char *when) {
@@ -875,6 +957,7 @@ int main(void) {
     return 77; /* ctest: SKIP_RETURN_CODE */
   }
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_threads), /* first: the process's first calls race */
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
