@@ -175,7 +175,11 @@ static double wall_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static double median_of(double *samp, int n); /* sorts samp */
+/* the median of n samples (sorted in place) */
+static double median_of(double *samp, int n) {
+  qsort(samp, (size_t)n, sizeof *samp, cmp_double);
+  return (n % 2) ? samp[n / 2] : 0.5 * (samp[n / 2 - 1] + samp[n / 2]);
+}
 
 /* median, min and max of n per-launch samples (sorted in place) into res, which becomes OK */
 static void set_stats(w4a16_timing_result *res, double *samp, int n) {
@@ -185,11 +189,6 @@ static void set_stats(w4a16_timing_result *res, double *samp, int n) {
   res->max_us = samp[n - 1];
   res->status = W4A16_STATUS_OK;
   res->message[0] = '\0';
-}
-
-static double median_of(double *samp, int n) {
-  qsort(samp, (size_t)n, sizeof *samp, cmp_double);
-  return (n % 2) ? samp[n / 2] : 0.5 * (samp[n / 2 - 1] + samp[n / 2]);
 }
 
 /* Eager timing (timing.h) of fn, prepared by timer_prepare (res->launches launches a sample); ev: two
