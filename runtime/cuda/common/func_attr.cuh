@@ -25,28 +25,18 @@
 
 #include <atomic>
 
+#include "common/driver_fn.cuh"
+
 namespace w4a16_func_attr {
 
 typedef CUresult (*CtxGetCurrentFn)(CUcontext *);
 typedef CUresult (*CtxGetIdFn)(CUcontext, unsigned long long *);
 
-// a driver entry point by the runtime (no libcuda link), NULL where the driver has none
-static inline void *driver_fn(const char *name) {
-  void *f = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return f;
-}
-
 // The ID of the calling thread's current context; 0 where there is none yet (a thread's first
 // runtime call binds one) or the driver lacks cuCtxGetId (before CUDA 12.0): then nothing is recorded.
 static inline unsigned long long current_context_id() {
-  static const CtxGetCurrentFn get_current = (CtxGetCurrentFn)driver_fn("cuCtxGetCurrent");
-  static const CtxGetIdFn get_id = (CtxGetIdFn)driver_fn("cuCtxGetId");
+  static const CtxGetCurrentFn get_current = (CtxGetCurrentFn)w4a16_driver::driver_fn("cuCtxGetCurrent");
+  static const CtxGetIdFn get_id = (CtxGetIdFn)w4a16_driver::driver_fn("cuCtxGetId");
   if (!get_current || !get_id) return 0;
   CUcontext ctx = nullptr;
   unsigned long long id = 0;

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "common/driver_fn.cuh"
+
 // Debug aid: W4A16_SM90_HANG_CHECK=<nanoseconds> traps a wait that spins longer than that
 // (a lost arrival then shows up as a launch error instead of a hung process).
 #ifndef W4A16_SM90_HANG_CHECK
@@ -265,15 +267,7 @@ typedef CUresult (*EncodeTiledFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t
 // cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link); NULL if the
 // driver has none.
 static inline EncodeTiledFn encode_tiled_fn() {
-  static const EncodeTiledFn fn = []() -> EncodeTiledFn {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return nullptr;
-    return (EncodeTiledFn)f;
-  }();
+  static const EncodeTiledFn fn = (EncodeTiledFn)w4a16_driver::driver_fn("cuTensorMapEncodeTiled");
   return fn;
 }
 
