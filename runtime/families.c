@@ -223,7 +223,8 @@ w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_probl
     if (st != W4A16_STATUS_OK) return st;
     if (sm_count == 0) sm_count = info.sm_count;
     if (!kd) { /* the kernel w4a16_gemm(..., NULL, ...) selects on this device now */
-      kd = w4a16_select_kernel(p, sm_count, info.cc);
+      info.sm_count = sm_count;
+      kd = w4a16_select_kernel(p, &info);
       if (!kd) {
         w4a16_clear_error();
         return W4A16_STATUS_OK; /* none: w4a16_gemm refuses with NO_KERNEL, whatever the workspace */

@@ -44,7 +44,7 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
   const int selected = !kernel;
   if (!kernel) {
-    kernel = w4a16_select_kernel(p, dev.sm_count, dev.cc);
+    kernel = w4a16_select_kernel(p, &dev);
     if (!kernel)
       return w4a16_fail(W4A16_STATUS_NO_KERNEL,
                         "no kernel of this library (built for %s) can run M=%" PRId64 " N=%" PRId64 " K=%" PRId64

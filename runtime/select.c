@@ -860,13 +860,9 @@ static const w4a16_kernel_desc *select_on(const w4a16_problem *p, const w4a16_de
   return kd;
 }
 
-const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, int sm_count, int cc) {
-  w4a16_device_info dev = {0, cc, sm_count, 1 << 30, 0};
-  if (w4a16_current_device(&dev) != W4A16_STATUS_OK) return NULL;
-  dev.sm_count = sm_count;
-  dev.cc = cc;
+const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, const w4a16_device_info *dev) {
   w4a16_selection_source src;
-  const w4a16_kernel_desc *kd = select_on(problem, &dev, &src);
+  const w4a16_kernel_desc *kd = select_on(problem, dev, &src);
   if (kd) w4a16_clear_error();
   return kd;
 }

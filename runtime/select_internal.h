@@ -7,11 +7,13 @@
 #include "internal.h"
 #include "w4a16/select.h"
 
-/* The kernel to run problem on the current device, described by sm_count SMs and
-   compute capability cc: the config cache's first entry that can implement it and
-   runs here, else the heuristic's first pick; NULL (with the thread's message set)
-   if none can. Memoized per problem; thread-safe. */
-const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, int sm_count, int cc);
+/* The kernel to run problem on the device dev describes (w4a16_current_device's record
+   of the current device; a caller may override its sm_count or cc): the config cache's
+   first entry that can implement it and runs there, else the heuristic's first pick;
+   NULL (with the thread's message set) if none can. Memoized per problem and device;
+   thread-safe. Takes the record instead of reading the current device again: it runs
+   on every w4a16_gemm call without a kernel. */
+const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, const w4a16_device_info *dev);
 
 /* Send one diagnostic line to the log callback (printf-style). */
 void w4a16_log(w4a16_log_level level, const char *fmt, ...) W4A16_PRINTF(2, 3);
