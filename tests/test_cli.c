@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "w4a16/w4a16.h"
+
 int w4a16_cli_main(int argc, char **argv);
 
 typedef struct result {
@@ -229,6 +231,10 @@ static void test_replay(void **state) {
   const char *heads[3] = {"# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tmem_gbps=4915\tlibrary=0.1.0\n",
                           "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tlibrary=0.1.0\n",
                           "# w4a16 tune --dump\tdevice=Fake\tsm_count=132\tcc=90\tmem_gbps=-5\tlibrary=0.1.0\n"};
+  /* a W4A16_KERNELS subset may lack the kernels these rows name: then only the status is checked */
+  const int dec_built = w4a16_kernel_find("w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma") &&
+                        w4a16_kernel_find("w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma");
+  if (!dec_built) fprintf(stderr, "the H100 / H200 decode rows' kernels are not built: their picks not checked\n");
   for (int i = 0; i < 3; ++i) {
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_true(fd >= 0);
@@ -241,8 +247,9 @@ static void test_replay(void **state) {
     }
     r = run("tune", "--replay", path, NULL);
     assert_int_equal(r->status, 0);
-    assert_non_null(strstr(r->out, i == 0 ? "| w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma | h200-m1-1-n6145-8192-k0-8192 |"
-                                          : "| w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma | h100-m1-1-n6145-16384 |"));
+    if (dec_built)
+      assert_non_null(strstr(r->out, i == 0 ? "| w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma | h200-m1-1-n6145-8192-k0-8192 |"
+                                            : "| w4a16_gemv_bf16_u4_fgs_n32_m4_k1024_s4_tma | h100-m1-1-n6145-16384 |"));
   }
   unlink(path);
   r = run("tune", "--replay", "/nonexistent/w4a16_dump.tsv", NULL);
