@@ -41,14 +41,16 @@ int64_t w4a16_group_count(const w4a16_problem *p) {
   return g > 0 ? p->k / g : 0;
 }
 
-w4a16_status w4a16_check_problem(const w4a16_problem *p) {
+w4a16_status w4a16_check_problem(const w4a16_problem *p) { return w4a16_check_problem_m(p, 1); }
+
+w4a16_status w4a16_check_problem_m(const w4a16_problem *p, int64_t min_m) {
   if (!p) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem is NULL");
   if (p->dtype != W4A16_DTYPE_F16 && p->dtype != W4A16_DTYPE_BF16)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "dtype %d is not a w4a16_dtype", (int)p->dtype);
   if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && !is_finegrained(p->mode))
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "quant mode %d is not a w4a16_quant_mode", (int)p->mode);
-  if (p->m < 1 || p->m > INT32_MAX)
-    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "M = %" PRId64 " is out of range [1, 2^31)", p->m);
+  if (p->m < min_m || p->m > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "M = %" PRId64 " is out of range [%" PRId64 ", 2^31)", p->m, min_m);
   if (p->n < 1 || p->n > INT32_MAX)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "N = %" PRId64 " is out of range [1, 2^31)", p->n);
   if (p->k < 1 || p->k > W4A16_MAX_K)
@@ -87,7 +89,8 @@ w4a16_status w4a16_check_problem(const w4a16_problem *p) {
 
 w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_problem *p) {
   if (!kd) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernel is NULL");
-  w4a16_status st = w4a16_check_problem(p);
+  /* M = 0 (an empty product, a no-op for w4a16_gemm): the kernel's other rules still apply */
+  w4a16_status st = w4a16_check_problem_m(p, 0);
   if (st != W4A16_STATUS_OK) return st;
   if (kd->dtype != p->dtype)
     return w4a16_fail(W4A16_STATUS_DTYPE_MISMATCH, "kernel %s is for %s activations, the problem is %s", kd->name,
@@ -123,7 +126,7 @@ static int64_t sm90_slots(const w4a16_kernel_desc *kd, int sm_count) {
 
 /* the split-K rule alone (w4a16_choose_split_k also leaves the stream-K problems unsplit) */
 static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
-  if (kd->split_k <= 1 || sm_count <= 0) return 1;
+  if (kd->split_k <= 1 || sm_count <= 0 || p->m < 1) return 1;
   int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
   int64_t k_iters = p->k / kd->tile_k;
   if (kd->family == W4A16_FAMILY_SM90) {
@@ -169,7 +172,7 @@ int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
 }
 
 int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
-  if (kd->family != W4A16_FAMILY_SM90 || sm_count <= 0) return 0;
+  if (kd->family != W4A16_FAMILY_SM90 || sm_count <= 0 || p->m < 1) return 0;
   /* W4A16_SM90_STREAMK: 0 = never, 1 = wherever the tiles leave a wave part-empty (A/B switches) */
   const char *env = getenv("W4A16_SM90_STREAMK");
   const int force = env ? atoi(env) : -1;
@@ -214,9 +217,13 @@ w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_probl
                                   size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
   *bytes = 0;
-  w4a16_status st = kd ? w4a16_can_implement(kd, p) : w4a16_check_problem(p);
+  w4a16_status st = kd ? w4a16_can_implement(kd, p) : w4a16_check_problem_m(p, 0);
   if (st != W4A16_STATUS_OK) return st;
   if (sm_count < 0) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is negative", sm_count);
+  if (p->m == 0) { /* nothing runs: no workspace, no device asked */
+    w4a16_clear_error();
+    return W4A16_STATUS_OK;
+  }
   if (sm_count == 0 || !kd) {
     w4a16_device_info info;
     st = w4a16_current_device(&info);

@@ -35,10 +35,14 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
                         size_t workspace_bytes, void *stream) {
   if (!args) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "args is NULL");
   const w4a16_problem *p = &args->problem;
-  w4a16_status st = w4a16_check_problem(p);
+  w4a16_status st = w4a16_check_problem_m(p, 0);
   if (st != W4A16_STATUS_OK) return st;
-  if ((st = check_pointers(args)) != W4A16_STATUS_OK) return st;
   if (kernel && (st = w4a16_can_implement(kernel, p)) != W4A16_STATUS_OK) return st;
+  if (p->m == 0) { /* an empty product: nothing to compute, nothing launched, D (empty) untouched */
+    w4a16_clear_error();
+    return W4A16_STATUS_OK;
+  }
+  if ((st = check_pointers(args)) != W4A16_STATUS_OK) return st;
 
   w4a16_device_info dev;
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;

@@ -13,6 +13,9 @@
 #define W4A16_PRINTF(a, b)
 /* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
 w4a16_status w4a16_check_problem(const w4a16_problem *problem);
+/* The same with M >= min_m: 0 where an empty product is a valid no-op (can_implement, the
+   workspace query, w4a16_gemm, the reference, the heuristic query), 1 elsewhere. */
+w4a16_status w4a16_check_problem_m(const w4a16_problem *problem, int64_t min_m);
 
 /*
  * Architecture guard: OK if kernel may launch on the device described by info
@@ -82,6 +85,9 @@ size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kernel, const w4a16_pr
 
 /* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
 w4a16_status w4a16_check_problem(const w4a16_problem *problem);
+/* The same with M >= min_m: 0 where an empty product is a valid no-op (can_implement, the
+   workspace query, w4a16_gemm, the reference, the heuristic query), 1 elsewhere. */
+w4a16_status w4a16_check_problem_m(const w4a16_problem *problem, int64_t min_m);
 
 /*
  * Architecture guard: OK if kernel may launch on the device described by info

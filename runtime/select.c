@@ -670,8 +670,18 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
   if (cc < 10) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "compute capability %d is not major*10+minor", cc);
   if (mem_gbps < 0)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "mem_gbps = %d is negative (0 = unknown bandwidth)", mem_gbps);
-  w4a16_status st = w4a16_check_problem(p);
+  w4a16_status st = w4a16_check_problem_m(p, 0);
   if (st != W4A16_STATUS_OK) return st;
+  /* M = 0 (an empty product, which w4a16_gemm runs as a no-op): the kernels are ranked as for M = 1,
+     with no split and no workspace */
+  const w4a16_problem *prob = p;
+  const int empty = p->m == 0;
+  w4a16_problem one;
+  if (empty) {
+    one = *p;
+    one.m = 1;
+    p = &one;
+  }
 
   candidate stack_buf[256];
   candidate *c = count <= 256 ? stack_buf : malloc(count * sizeof *c);
@@ -708,9 +718,9 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
   for (int i = 0; i < n; ++i) {
     w4a16_heuristic_result *r = &out[i];
     r->kernel = c[i].kd;
-    r->split_k = c[i].split;
+    r->split_k = empty ? 1 : c[i].split;
     r->workspace_bytes = 0;
-    w4a16_workspace_size(c[i].kd, p, sm_count, &r->workspace_bytes); /* the runtime's own formula */
+    w4a16_workspace_size(c[i].kd, prob, sm_count, &r->workspace_bytes); /* the runtime's own formula */
     r->waves_efficiency = c[i].waves_eff;
     r->estimated_us = c[i].est;
     r->rule_index = c[i].tier < (int)nrules ? c[i].tier : -1;

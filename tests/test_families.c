@@ -33,8 +33,10 @@ static void test_can_implement_rules(void **state) {
   expect(w4a16_can_implement(&fake_sm80, &p), W4A16_STATUS_OK, NULL);
   expect(w4a16_can_implement(NULL, &p), W4A16_STATUS_NULL_POINTER, "kernel");
   expect(w4a16_can_implement(&fake_sm80, NULL), W4A16_STATUS_NULL_POINTER, "problem");
-  w4a16_problem q = p; q.m = 0;
-  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "M = 0");
+  w4a16_problem q = p; q.m = -1;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "M = -1");
+  q = p; q.m = 0; /* an empty product: every kernel that fits the rest */
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_OK, NULL);
   q = p; q.n = -128;
   expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "N = -128");
   q = p; q.k = 0;

@@ -62,7 +62,7 @@ static void test_null_pointers(void **state) {
 static void test_shapes(void **state) {
   (void)state;
   const w4a16_kernel_desc *k = some_kernel();
-  const int64_t bad_m[] = {0, -1}, bad_nk[] = {0, -64};
+  const int64_t bad_m[] = {-1, INT64_MIN}, bad_nk[] = {0, -64};
   for (int i = 0; i < 2; ++i) {
     w4a16_gemm_args a = valid_args();
     a.problem.m = bad_m[i];
@@ -166,6 +166,54 @@ static void test_arch_guard_on_fake_devices(void **state) {
   }
 }
 
+/* M = 0, an empty batch: OK at once, nothing launched or read (A and D may be NULL), no device asked
+   (this also runs on machines without a GPU), no workspace; the kernel given must still fit the rest */
+static void test_empty_m(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a = valid_args();
+  a.problem.m = 0;
+  a.a = NULL;
+  a.d = NULL;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_OK, NULL);
+  assert_string_equal(w4a16_last_error_message(), "");
+  expect(w4a16_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_OK, NULL);
+  expect(w4a16_can_implement(k, &a.problem), W4A16_STATUS_OK, NULL);
+  size_t bytes = 99;
+  expect(w4a16_workspace_size(k, &a.problem, 0, &bytes), W4A16_STATUS_OK, NULL);
+  assert_int_equal(bytes, 0);
+  bytes = 99;
+  expect(w4a16_workspace_size(NULL, &a.problem, 0, &bytes), W4A16_STATUS_OK, NULL);
+  assert_int_equal(bytes, 0);
+  /* the other checks still apply */
+  w4a16_gemm_args b = a;
+  b.problem.dtype = k->dtype == W4A16_DTYPE_F16 ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+  expect(w4a16_gemm(&b, k, NULL, 0, NULL), W4A16_STATUS_DTYPE_MISMATCH, k->name);
+  b = a;
+  b.problem.n = 40;
+  expect(w4a16_gemm(&b, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "N = 40");
+  b = a;
+  b.problem.m = -1;
+  expect(w4a16_gemm(&b, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "M = -1");
+  /* the heuristic ranks the kernels as for M = 1, unsplit and without workspace */
+  size_t count;
+  const w4a16_kernel_desc *table = w4a16_registry_table(&count);
+  w4a16_heuristic_result r[4];
+  int n = 0;
+  expect(w4a16_heuristic_query_table(table, count, 132, k->sm_min, &a.problem, 4, r, &n), W4A16_STATUS_OK, NULL);
+  assert_true(n >= 1);
+  for (int i = 0; i < n; ++i) {
+    assert_int_equal(r[i].split_k, 1);
+    assert_int_equal(r[i].workspace_bytes, 0);
+  }
+  w4a16_problem one = a.problem;
+  one.m = 1;
+  w4a16_heuristic_result r1[1];
+  int n1 = 0;
+  expect(w4a16_heuristic_query_table(table, count, 132, k->sm_min, &one, 1, r1, &n1), W4A16_STATUS_OK, NULL);
+  assert_ptr_equal(r[0].kernel, r1[0].kernel);
+}
+
 static void test_no_device(void **state) {
   (void)state;
   int count = 0;
@@ -180,6 +228,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_shapes), cmocka_unit_test(test_misaligned),
       cmocka_unit_test(test_groups), cmocka_unit_test(test_kernel_mismatch),
-      cmocka_unit_test(test_arch_guard_on_fake_devices), cmocka_unit_test(test_no_device)};
+      cmocka_unit_test(test_arch_guard_on_fake_devices), cmocka_unit_test(test_empty_m),
+      cmocka_unit_test(test_no_device)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,8 +86,12 @@ static void test_bad_input(void **state) {
   p.group_size = 20;
   assert_int_equal(w4a16_reference_gemm(&p, a, codes, s, s, NULL, 1, d), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
   p.group_size = 32;
-  p.m = 0;
+  p.m = -1;
   assert_int_equal(w4a16_reference_gemm(&p, a, codes, s, s, NULL, 1, d), W4A16_STATUS_INVALID_SHAPE);
+  p.m = 0; /* an empty product: nothing written */
+  d[0] = 12345.0;
+  assert_int_equal(w4a16_reference_gemm(&p, a, codes, s, s, NULL, 1, d), W4A16_STATUS_OK);
+  assert_true(d[0] == 12345.0);
 }
 
 int main(void) {

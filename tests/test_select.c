@@ -796,8 +796,20 @@ static void test_arguments(void **state) {
   assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 0, 90, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "sm_count"));
   assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 0, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
-  w4a16_problem bad = bf16_problem(0, 4096, 4096);
+  w4a16_problem bad = bf16_problem(-1, 4096, 4096);
   assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
+  /* M = 0 (a no-op for w4a16_gemm): ranked as M = 1, unsplit, no workspace */
+  w4a16_problem empty = bf16_problem(0, 4096, 4096), one = bf16_problem(1, 4096, 4096);
+  w4a16_heuristic_result r1[4];
+  int n1 = 0;
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &empty, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &one, 4, r1, &n1), W4A16_STATUS_OK);
+  assert_int_equal(n, n1);
+  for (int i = 0; i < n; ++i) {
+    assert_ptr_equal(r[i].kernel, r1[i].kernel);
+    assert_int_equal(r[i].split_k, 1);
+    assert_int_equal(r[i].workspace_bytes, 0);
+  }
   bad = bf16_problem(16, 4096, 4000);
   assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
   bad = test_problem(16, 4096, 4096, 48, FGS, BF);

@@ -155,8 +155,9 @@ W4A16_API const char *w4a16_schedule_name(w4a16_schedule schedule);
 
 /**
  * A problem: what selection and can_implement look at.
- *  m, n, k      sizes, each >= 1; m, n < 2^31, k <= W4A16_MAX_K (kernels state further
- *               N, K constraints)
+ *  m, n, k      sizes; n, k >= 1, m >= 0 (M = 0: an empty product, which w4a16_gemm runs as
+ *               a no-op; the profiler, tuner and config cache take M >= 1); m, n < 2^31,
+ *               k <= W4A16_MAX_K (kernels state further N, K constraints)
  *  group_size   elements of K per scale row: 32, 64, 128, 256, ... for the
  *               FINEGRAINED modes (K must be a multiple); 0 or K for
  *               PER_COLUMN_SCALE_ONLY (normalized to K)
@@ -259,6 +260,7 @@ W4A16_API w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kernel,
  * current device). Statuses: as can_implement (kernel NULL: the problem checks alone);
  * INVALID_VALUE (sm_count < 0); NO_DEVICE, CUDA_ERROR (the device query, where sm_count is 0
  * or kernel NULL). No kernel to select is OK with 0 bytes (w4a16_gemm then gives NO_KERNEL).
+ * M = 0: 0 bytes, without asking the device.
  */
 W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
                                             const w4a16_problem *problem, int sm_count,
@@ -275,7 +277,9 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  * kernel given).
  *
  * Asynchronous; allocates nothing; can be captured in a CUDA graph. Nothing is
- * launched and nothing is written when a check fails. Host cost: an eager call takes the
+ * launched and nothing is written when a check fails. M = 0 returns OK at once once the problem
+ * (and the kernel given, if any: can_implement) passes: nothing is launched, no pointer is read
+ * or checked (an empty batch may have NULL A and D), no device is asked. Host cost: an eager call takes the
  * calling thread about 3-4 us (H100 hosts, CUDA 13; most of it the launch itself; split-K
  * adds a second launch), as long as a decode-sized kernel runs, so an eager stream of small
  * layers goes at the host's pace: capture decode steps in a graph (`w4a16_bench --eager`
