@@ -32,7 +32,7 @@ static int is_finegrained(w4a16_quant_mode m) {
 }
 
 int64_t w4a16_effective_group(const w4a16_problem *p) {
-  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY && p->group_size == 0) return p->k;
+  if (p->group_size == 0) return p->k; /* one group per column, every mode */
   return p->group_size;
 }
 
@@ -76,10 +76,11 @@ w4a16_status w4a16_check_problem_m(const w4a16_problem *p, int64_t min_m) {
     if (g != p->k)
       return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE,
                         "group size %d with PER_COLUMN_SCALE_ONLY: must be 0 or K = %" PRId64, p->group_size, p->k);
-  } else {
+  } else if (g != p->k) { /* g == K (or 0): one group per column, G = 1 (per-column zero points) */
     if (g != 32 && g != 64 && g != 128 && g != 256)
       return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE,
-                        "group size %d is not supported (32, 64, 128, 256, or PER_COLUMN_SCALE_ONLY)", p->group_size);
+                        "group size %d is not supported (32, 64, 128, 256, or 0 / K = %" PRId64 " for one group a column)",
+                        p->group_size, p->k);
     if (p->k % g != 0)
       return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is not a multiple of the group size %" PRId64,
                         p->k, g);

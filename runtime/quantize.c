@@ -55,9 +55,11 @@ w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t 
                         "group size %d with PER_COLUMN_SCALE_ONLY: must be 0 or K = %" PRId64, group_size, k);
     g = k;
   } else if (mode == W4A16_FINEGRAINED_SCALE_ONLY || mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS) {
-    if (group_size != 32 && group_size != 64 && group_size != 128 && group_size != 256)
-      return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "group size %d is not one of 32, 64, 128, 256",
-                        group_size);
+    if (group_size == 0) group_size = (int)(k < INT32_MAX ? k : INT32_MAX); /* one group a column */
+    if (group_size != 32 && group_size != 64 && group_size != 128 && group_size != 256 && group_size != k)
+      return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE,
+                        "group size %d is not one of 32, 64, 128, 256, or 0 / K = %" PRId64 " (one group a column)",
+                        group_size, k);
     if (k % group_size)
       return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "K = %" PRId64 " is not a multiple of the group size %d", k,
                         group_size);

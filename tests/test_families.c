@@ -59,8 +59,21 @@ static void test_can_implement_rules(void **state) {
   expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "ldd = 100");
   q = p; q.group_size = 96;
   expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "96");
+  q = p; q.group_size = 512; /* neither a listed group nor K */
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "group size 512");
+  /* one group a column (0 or K, any K % 64 == 0) in the fine-grained modes too: G = 1 */
   q = p; q.group_size = 0;
-  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "group size 0");
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_OK, NULL);
+  assert_int_equal(w4a16_effective_group(&q), 4096);
+  assert_int_equal(w4a16_group_count(&q), 1);
+  q = p; q.group_size = 4096;
+  expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_OK, NULL);
+  q = p; q.k = 1408; q.group_size = 1408; q.lda = 0;
+  expect(w4a16_check_problem(&q), W4A16_STATUS_OK, NULL);
+  q.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  expect(w4a16_check_problem(&q), W4A16_STATUS_OK, NULL);
+  q.group_size = 704;
+  expect(w4a16_check_problem(&q), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "group size 704");
   q = p; q.k = 4096 + 128; q.group_size = 256;
   expect(w4a16_can_implement(&fake_sm80, &q), W4A16_STATUS_INVALID_SHAPE, "multiple of the group size 256");
   q = p; q.dtype = W4A16_DTYPE_F16;

@@ -6,9 +6,9 @@
 
 #include "test_util.h"
 
-static void check_mode(test_rng *r, w4a16_quant_mode mode, int group, w4a16_dtype dtype) {
-  const int64_t n = 48, k = 512;
-  const int g = mode == W4A16_PER_COLUMN_SCALE_ONLY ? (int)k : group;
+static void check_mode_k(test_rng *r, w4a16_quant_mode mode, int group, w4a16_dtype dtype, int64_t k) {
+  const int64_t n = 48;
+  const int g = mode == W4A16_PER_COLUMN_SCALE_ONLY || group == 0 ? (int)k : group;
   const int64_t groups = k / g;
   float *w = malloc(sizeof(float) * (size_t)(n * k));
   uint8_t *codes = malloc((size_t)(n * k));
@@ -50,6 +50,10 @@ static void check_mode(test_rng *r, w4a16_quant_mode mode, int group, w4a16_dtyp
   free(w); free(codes); free(s); free(z);
 }
 
+static void check_mode(test_rng *r, w4a16_quant_mode mode, int group, w4a16_dtype dtype) {
+  check_mode_k(r, mode, group, dtype, 512);
+}
+
 static void test_all_modes_groups(void **state) {
   (void)state;
   test_rng r = test_rng_fresh("quantize");
@@ -60,6 +64,11 @@ static void test_all_modes_groups(void **state) {
       check_mode(&r, W4A16_FINEGRAINED_SCALE_ONLY, groups[i], (w4a16_dtype)d);
       check_mode(&r, W4A16_FINEGRAINED_SCALE_AND_ZEROS, groups[i], (w4a16_dtype)d);
     }
+    /* one group a column (group_size 0 or K, any K % 64 == 0): per-column zero points */
+    check_mode_k(&r, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 0, (w4a16_dtype)d, 1408);
+    check_mode_k(&r, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 1408, (w4a16_dtype)d, 1408);
+    check_mode_k(&r, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 512, (w4a16_dtype)d, 512);
+    check_mode_k(&r, W4A16_FINEGRAINED_SCALE_ONLY, 192, (w4a16_dtype)d, 192);
   }
 }
 
@@ -108,6 +117,9 @@ static void test_bad_input(void **state) {
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 48, W4A16_DTYPE_F16, c, s,
                                   z), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
   assert_non_null(strstr(w4a16_last_error_message(), "48"));
+  /* 512 is neither a listed group nor K */
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 1024, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 512, W4A16_DTYPE_F16,
+                                  c, s, z), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 96, W4A16_FINEGRAINED_SCALE_ONLY, 64, W4A16_DTYPE_F16, c, s,
                                   z), W4A16_STATUS_INVALID_SHAPE);
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_PER_COLUMN_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,

@@ -10,7 +10,8 @@
  *   W       logical [N,K] codes q in [0,15] (like torch.nn.Linear.weight), stored
  *           in the library's packed layout (N*K/2 bytes, docs/LAYOUT.md), produced
  *           by w4a16_pack_weights()
- *   scales  [G,N] row-major, G = K / group_size (G = 1 for per-column), dtype of A
+ *   scales  [G,N] row-major, G = K / group_size (G = 1 for per-column: group_size 0 or K,
+ *           which every mode takes), dtype of A
  *   zeros   [G,N] row-major (FINEGRAINED_SCALE_AND_ZEROS only), dtype of A
  *   bias    [N] or NULL, dtype of A
  *   D       [M,N] row-major, row stride ldd >= N elements, dtype of A
@@ -158,9 +159,11 @@ W4A16_API const char *w4a16_schedule_name(w4a16_schedule schedule);
  *  m, n, k      sizes; n, k >= 1, m >= 0 (M = 0: an empty product, which w4a16_gemm runs as
  *               a no-op; the profiler, tuner and config cache take M >= 1); m, n < 2^31,
  *               k <= W4A16_MAX_K (kernels state further N, K constraints)
- *  group_size   elements of K per scale row: 32, 64, 128, 256, ... for the
- *               FINEGRAINED modes (K must be a multiple); 0 or K for
- *               PER_COLUMN_SCALE_ONLY (normalized to K)
+ *  group_size   elements of K per scale row: 32, 64, 128, 256 for the FINEGRAINED
+ *               modes (K must be a multiple); 0 or K in every mode: one group per
+ *               column, G = 1 (normalized to K; the only choice of PER_COLUMN_SCALE_ONLY,
+ *               and FINEGRAINED_SCALE_AND_ZEROS with it is per-column zero points:
+ *               w = s[n] * q + z[n], e.g. GPTQ sym=False with group_size=-1)
  *  lda, ldd     row strides of A and D in elements (>= K, >= N, < 2^31); 0 means K, N
  *  has_bias     nonzero if a bias vector is given
  */
@@ -319,6 +322,9 @@ typedef enum w4a16_host_type {
  *  codes    host, [N,K] uint8 codes in [0,15] (one code per byte, unpacked)
  *  scales   host, [G,N] of dtype (uint16_t bits), G = K / group_size (1 per-column)
  *  zeros    host, [G,N] of dtype for FINEGRAINED_SCALE_AND_ZEROS, else may be NULL
+ *  group_size  32, 64, 128, 256 (the FINEGRAINED modes), or 0 / K in every mode: one group
+ *           per column (per-column scales; with FINEGRAINED_SCALE_AND_ZEROS per-column zero
+ *           points)
  * Symmetric modes: s = max|w| / 7 (the code range [-8,7] around 8);
  * asymmetric: s = (max - min) / 15, z = min (so w ~ s*q + z), following
  * TensorRT-LLM's and GPTQ's round-to-nearest. Scales and zeros are rounded to

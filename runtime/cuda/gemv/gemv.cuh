@@ -657,7 +657,7 @@ static inline bool w4a16_gemv_pdl_ok(void (*kernel)(const struct w4a16_gemv_args
 }
 
 // The kernel arguments of a launch: split = the K split (gridDim.z), gshift = log2(group size)
-// (the fine-grained group sizes are powers of two; per-column: unused).
+// (the fine-grained group sizes below K are powers of two; a group of K: 30, every k in row 0).
 static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launch_params *p, int split) {
   struct w4a16_gemv_args a;
   a.w = (const unsigned char *)p->w;
@@ -675,6 +675,9 @@ static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launc
   a.kz_tiles = (p->k / 64) / split;
   a.gshift = 0;
   while (a.gshift < 30 && (1 << (a.gshift + 1)) <= p->group_size) ++a.gshift;  // group = 1 << gshift
+  // one group row (per-column scales, or zero points with group_size = K: G = 1, K any multiple of
+  // 64, not always a power of two): k >> 30 is row 0 for every k <= W4A16_MAX_K
+  if (p->group_size >= p->k) a.gshift = 30;
   a.alpha = p->alpha;
   a.late_trigger = 0;
   return a;

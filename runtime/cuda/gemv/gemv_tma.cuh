@@ -656,7 +656,8 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
 
 
 // Host side (called from the generated instantiation files). Launch checks done by the runtime:
-// N % TILE_N == 0, K % (64 TT) == 0, M <= TILE_M, fine-grained group sizes powers of two >= 32.
+// N % TILE_N == 0, K % (64 TT) == 0, M <= TILE_M, fine-grained group sizes powers of two >= 32 or K
+// (one group row: gshift 30, w4a16_gemv_args_of).
 template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
@@ -683,7 +684,7 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   }
   if (VEC > 0) {  // scales (zeros) [G][N]: a stage's box [groups of the stage][16 R]
     const int gps = (64 * TT) >> a.gshift > 0 ? (64 * TT) >> a.gshift : 1;
-    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k >> a.gshift)};
+    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};  // G rows (1: group K)
     const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
     const cuuint32_t box[2] = {(cuuint32_t)(16 * R), (cuuint32_t)gps};
     if (encode(&tm_s, dt, 2, const_cast<void *>(p->scales), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
