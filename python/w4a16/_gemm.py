@@ -1,0 +1,85 @@
+"""The raw GEMM call: ``w4a16_gemm`` with integer device pointers, and workspace sizes.
+
+No torch here: the op in :mod:`w4a16.ops` checks tensors and hands this module integers (device
+pointers, strides, a stream handle). Arguments are packed into a per-thread
+``w4a16_gemm_args`` buffer with one :mod:`struct` call, so that a call costs the host little
+beyond the library's own launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Dict, Tuple
+
+from ._lib import GEMM_ARGS_STRUCT, PROBLEM, check, lib
+
+__all__ = ["gemm_raw", "workspace_bytes", "forget_workspace_sizes"]
+
+_tls = threading.local()
+_ws_memo: Dict[Tuple[int, ...], int] = {}
+_ws_lock = threading.Lock()
+
+
+def _args_buffer() -> Tuple[ctypes.Array, int]:
+    """This thread's ``w4a16_gemm_args`` buffer and its address."""
+    try:
+        return _tls.buf, _tls.addr
+    except AttributeError:
+        buf = ctypes.create_string_buffer(GEMM_ARGS_STRUCT.size)
+        _tls.buf, _tls.addr = buf, ctypes.addressof(buf)
+        return buf, _tls.addr
+
+
+def workspace_bytes(device: int, m: int, n: int, k: int, group_size: int, mode: int,
+                    dtype: int) -> int:
+    """Bytes of workspace that ``w4a16_gemm`` with no kernel wants for this problem on device.
+
+    ``w4a16_workspace_size(NULL, ...)``: the size for the kernel selection picks now (config
+    cache, else heuristic), memoized per (device, problem) until :func:`forget_workspace_sizes`
+    (``w4a16.tune`` calls it). Must be called with ``device`` current.
+    """
+    key = (device, m, n, k, group_size, mode, dtype)
+    got = _ws_memo.get(key)
+    if got is not None:
+        return got
+    prob = PROBLEM(m=m, n=n, k=k, lda=0, ldd=0, group_size=group_size, mode=mode, dtype=dtype,
+                   has_bias=0)
+    size = ctypes.c_size_t(0)
+    check(lib().w4a16_workspace_size(None, ctypes.byref(prob), 0, ctypes.byref(size)))
+    with _ws_lock:
+        _ws_memo[key] = size.value
+    return size.value
+
+
+def forget_workspace_sizes() -> None:
+    """Drop the memo of :func:`workspace_bytes` (the selection may have changed)."""
+    with _ws_lock:
+        _ws_memo.clear()
+
+
+def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: int, dtype: int,
+             a: int, w: int, scales: int, zeros: int, bias: int, d: int, alpha: float,
+             workspace: int, workspace_bytes: int, stream: int) -> None:
+    """``w4a16_gemm(args, NULL, workspace, workspace_bytes, stream)`` on device pointers.
+
+    Pointers and the stream are integers (0 for NULL / the legacy default stream); the kernel is
+    selected by the library (config cache, else heuristic). Asynchronous.
+
+    Raises:
+        W4A16Error: the library's status and message (nothing was launched or written).
+    """
+    buf, addr = _args_buffer()
+    GEMM_ARGS_STRUCT.pack_into(buf, 0, m, n, k, lda, ldd, group_size, mode, dtype,
+                               1 if bias else 0, a, w, scales, zeros, bias, d, alpha)
+    st = _gemm_fn()(addr, None, workspace or None, workspace_bytes, stream or None)
+    if st:
+        check(st)
+
+
+def _gemm_fn():
+    fn = _tls.__dict__.get("gemm_fn")
+    if fn is None:
+        fn = lib().w4a16_gemm
+        _tls.gemm_fn = fn
+    return fn
