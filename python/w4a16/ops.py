@@ -1,0 +1,272 @@
+"""``torch.ops.w4a16.gemm``: the W4A16 GEMM as a PyTorch operator.
+
+Registered with ``torch.library`` (``define`` + a CUDA ``impl`` + ``register_fake``) when
+``w4a16`` is imported where torch is importable. Schema::
+
+    w4a16::gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
+                int group_size=128, float alpha=1.0) -> Tensor
+    w4a16::gemm.out(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
+                    int group_size=128, float alpha=1.0, *, Tensor(a!) out) -> Tensor(a!)
+
+computing ``out = alpha * a @ dequant(w).T (+ bias)`` (``torch.nn.functional.linear``'s
+convention), with fp32 accumulation:
+
+- ``a``: ``[..., K]`` float16 or bfloat16 on a CUDA device; the leading dims are flattened to M
+  rows, which must be one strided view (no copy is made): last dim contiguous, row stride a
+  multiple of 8 elements, 16-byte aligned data.
+- ``w``: ``[N, K/2]`` uint8 packed by the library (``w4a16.pack`` / ``w4a16.quantize``),
+  contiguous; N % 16 == 0, K % 64 == 0.
+- ``scales``: ``[G, N]`` in ``a``'s dtype, contiguous; G = K / group_size (G = 1 and
+  ``group_size`` -1, 0 or K: one scale per column).
+- ``zeros``: ``[G, N]`` float zero points ``z = -s * zq`` in ``a``'s dtype, or None; given, the
+  mode is FINEGRAINED_SCALE_AND_ZEROS (``w = s * q + z``), else ``w = s * (q - 8)``.
+- ``bias``: ``[N]`` in ``a``'s dtype, or None.
+- ``out`` (the ``.out`` overload): ``[..., N]`` in ``a``'s dtype, last dim contiguous, row stride
+  a multiple of 8, on ``a``'s device; only its ``[M, N]`` elements are written.
+
+Every call reads the current CUDA stream of ``a``'s device, launches one kernel (two where the
+library splits K) and never synchronises. The library selects the kernel (config cache, else
+heuristic; ``w4a16.tune`` fills the cache). Workspace, where the selected kernel splits K: outside
+CUDA-graph capture from torch's caching allocator (stream-ordered, so concurrent streams never
+share it); inside capture, a per-device buffer allocated before the capture (grown to the largest
+size an eager call has needed, or by :func:`reserve_workspace`), so nothing but the output is
+allocated in a captured graph. Graphs holding the op must not be replayed concurrently on
+different streams (they share that buffer). A capture that needs more workspace than reserved
+runs the kernel without splitting K (correct, slower on problems of few output tiles).
+
+Errors: ``TypeError`` / ``ValueError`` name the argument and value (wrong dtype, device, shape,
+stride); :class:`w4a16.W4A16Error` carries the library's status and message (e.g. a misaligned
+pointer, or ``NO_KERNEL`` for a shape no kernel of the build runs). Nothing is written on a
+refusal. ``M = 0`` returns an empty ``[..., N]`` output without a launch.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import _dtypes, _gemm
+
+__all__ = ["gemm", "reserve_workspace"]
+
+_C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
+_SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None, "
+                "int group_size=128, float alpha=1.0")
+
+_graph_ws: Dict[int, Tensor] = {}
+
+try:
+    _raw_stream = torch._C._cuda_getCurrentRawStream  # the stream handle without a Stream object
+except AttributeError:  # pragma: no cover - older torch
+    def _raw_stream(index: int) -> int:
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> None:
+    """Allocate (or grow to) nbytes of the workspace that captured graphs use on device.
+
+    Call before capturing a CUDA graph whose op calls were never run eagerly (an eager call grows
+    it by itself). Not during a capture.
+    """
+    dev = torch.device("cuda", torch.cuda.current_device()) if device is None else \
+        torch.device(device)
+    idx = dev.index if dev.index is not None else torch.cuda.current_device()
+    cur = _graph_ws.get(idx)
+    if cur is None or cur.numel() < nbytes:
+        _graph_ws[idx] = torch.empty(int(nbytes), dtype=torch.uint8, device=dev)
+
+
+def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
+           bias: Optional[Tensor], group_size: int) -> Tuple[int, int, int, int, int]:
+    """Shape, dtype and layout checks on (possibly fake) tensors: (M, N, K, group, mode)."""
+    if a.dtype not in _C_DTYPE:
+        raise TypeError(f"w4a16.gemm: a has dtype {a.dtype}; it must be float16 or bfloat16")
+    if a.dim() < 1:
+        raise ValueError("w4a16.gemm: a must have at least one dimension [..., K]")
+    if w.dtype != torch.uint8:
+        raise TypeError(f"w4a16.gemm: w has dtype {w.dtype}; it must be uint8 (packed [N, K/2])")
+    if w.dim() != 2:
+        raise ValueError(f"w4a16.gemm: w has shape {tuple(w.shape)}; it must be [N, K/2]")
+    k = a.shape[-1]
+    n = w.shape[0]
+    if w.shape[1] * 2 != k:
+        raise ValueError(f"w4a16.gemm: w has shape {tuple(w.shape)} but a has K = {k}: w must be "
+                         f"[N, K/2] = [N, {k // 2}]")
+    if scales.dtype != a.dtype:
+        raise TypeError(f"w4a16.gemm: scales have dtype {scales.dtype}; they must be a's dtype "
+                        f"{a.dtype}")
+    if scales.dim() != 2 or scales.shape[1] != n or scales.shape[0] < 1 or k % scales.shape[0]:
+        raise ValueError(f"w4a16.gemm: scales have shape {tuple(scales.shape)}; they must be "
+                         f"[G, N] = [G, {n}] with G dividing K = {k}")
+    groups = scales.shape[0]
+    if groups == 1:
+        if group_size not in (-1, 0, k):
+            raise ValueError(f"w4a16.gemm: scales have one row (one scale per column) but "
+                             f"group_size = {group_size}; pass -1 (or K = {k})")
+        group = k
+    else:
+        group = k // groups
+        if group_size != group:
+            raise ValueError(f"w4a16.gemm: group_size = {group_size} but scales [{groups}, {n}] "
+                             f"over K = {k} give groups of {group}")
+    if zeros is not None:
+        if zeros.dtype != a.dtype:
+            raise TypeError(f"w4a16.gemm: zeros have dtype {zeros.dtype}; they must be a's "
+                            f"dtype {a.dtype}")
+        if tuple(zeros.shape) != tuple(scales.shape):
+            raise ValueError(f"w4a16.gemm: zeros have shape {tuple(zeros.shape)}; they must "
+                             f"match scales {tuple(scales.shape)}")
+        mode = _dtypes.FINEGRAINED_SCALE_AND_ZEROS
+    else:
+        mode = (_dtypes.PER_COLUMN_SCALE_ONLY if groups == 1
+                else _dtypes.FINEGRAINED_SCALE_ONLY)
+    if bias is not None:
+        if bias.dtype != a.dtype:
+            raise TypeError(f"w4a16.gemm: bias has dtype {bias.dtype}; it must be a's dtype "
+                            f"{a.dtype}")
+        if bias.dim() != 1 or bias.shape[0] != n:
+            raise ValueError(f"w4a16.gemm: bias has shape {tuple(bias.shape)}; it must be "
+                             f"[N] = [{n}]")
+    m = 1
+    for d in a.shape[:-1]:
+        m *= d
+    return m, n, k, group, mode
+
+
+def _rows_view(x: Tensor, k: int, name: str) -> Tuple[Tensor, int]:
+    """x as one [M, K] strided view and its row stride in elements (no copy)."""
+    if x.stride(-1) != 1 and x.shape[-1] > 1:
+        raise ValueError(f"w4a16.gemm: {name} has strides {tuple(x.stride())}; its last "
+                         "dimension must be contiguous (stride 1)")
+    if x.dim() == 2:
+        x2 = x
+    else:
+        try:
+            x2 = x.view(-1, k)
+        except RuntimeError:
+            raise ValueError(f"w4a16.gemm: {name} of shape {tuple(x.shape)} and strides "
+                             f"{tuple(x.stride())} is not one strided [M, K] view; make it "
+                             "contiguous") from None
+    ld = x2.stride(0) if x2.shape[0] > 1 else k
+    if ld % 8:
+        raise ValueError(f"w4a16.gemm: {name} has a row stride of {ld} elements; it must be a "
+                         "multiple of 8 (16 bytes)")
+    return x2, ld
+
+
+def _launch(dims: Tuple[int, int, int, int, int], a: Tensor, w: Tensor, scales: Tensor,
+            zeros: Optional[Tensor], bias: Optional[Tensor], alpha: float, out: Tensor) -> None:
+    """Check what _check left (devices, layouts, out), then run the library on out's [M, N]."""
+    m, n, k, group, mode = dims
+    dev = a.device
+    if dev.type != "cuda":
+        raise ValueError(f"w4a16.gemm: a is on {dev}; the op runs on CUDA devices")
+    for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias),
+                    ("out", out)):
+        if t is not None and t.device != dev:
+            raise ValueError(f"w4a16.gemm: {name} is on {t.device} but a is on {dev}")
+    for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias)):
+        if t is not None and not t.is_contiguous():
+            raise ValueError(f"w4a16.gemm: {name} (shape {tuple(t.shape)}, strides "
+                             f"{tuple(t.stride())}) must be contiguous")
+    if out.dtype != a.dtype:
+        raise TypeError(f"w4a16.gemm: out has dtype {out.dtype}; it must be a's dtype {a.dtype}")
+    want = tuple(a.shape[:-1]) + (n,)
+    if tuple(out.shape) != want:
+        raise ValueError(f"w4a16.gemm: out has shape {tuple(out.shape)}; it must be {want}")
+    if m == 0:
+        return
+    a2, lda = _rows_view(a, k, "a")
+    d2, ldd = _rows_view(out, n, "out")
+    dtype = _C_DTYPE[a.dtype]
+    index = dev.index
+    if index != torch.cuda.current_device():
+        with torch.cuda.device(index):
+            return _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode,
+                         dtype, index)
+    _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode, dtype, index)
+
+
+def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: Optional[Tensor],
+          alpha: float, d2: Tensor, m: int, n: int, k: int, lda: int, ldd: int, group: int,
+          mode: int, dtype: int, index: int) -> None:
+    """The library call on the current device (index), with its workspace."""
+    c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else group
+    need = _gemm.workspace_bytes(index, m, n, k, c_group, mode, dtype)
+    ws_ptr, ws_bytes, ws = 0, 0, None
+    if need:
+        if torch.cuda.is_current_stream_capturing():
+            ws = _graph_ws.get(index)
+            if ws is not None:
+                ws_ptr, ws_bytes = ws.data_ptr(), ws.numel()
+        else:
+            ws = torch.empty(need, dtype=torch.uint8, device=a2.device)
+            ws_ptr, ws_bytes = ws.data_ptr(), need
+            cur = _graph_ws.get(index)
+            if cur is None or cur.numel() < need:
+                _graph_ws[index] = torch.empty(need, dtype=torch.uint8, device=a2.device)
+    _gemm.gemm_raw(m, n, k, lda, ldd, c_group, mode, dtype, a2.data_ptr(), w.data_ptr(),
+                   scales.data_ptr(), 0 if zeros is None else zeros.data_ptr(),
+                   0 if bias is None else bias.data_ptr(), d2.data_ptr(), float(alpha), ws_ptr,
+                   ws_bytes, _raw_stream(index))
+
+
+# --- registration -------------------------------------------------------------------------------
+
+_lib = torch.library.Library("w4a16", "DEF")
+_lib.define(f"gemm({_SCHEMA_ARGS}) -> Tensor")
+_lib.define(f"gemm.out({_SCHEMA_ARGS}, *, Tensor(a!) out) -> Tensor(a!)")
+
+
+def _gemm_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, group_size: int = 128,
+               alpha: float = 1.0) -> Tensor:
+    dims = _check(a, w, scales, zeros, bias, group_size)
+    out = torch.empty(a.shape[:-1] + (dims[1],), dtype=a.dtype, device=a.device)
+    _launch(dims, a, w, scales, zeros, bias, alpha, out)
+    return out
+
+
+def _gemm_out_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
+                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
+                   out: Tensor) -> Tensor:
+    _launch(_check(a, w, scales, zeros, bias, group_size), a, w, scales, zeros, bias, alpha, out)
+    return out
+
+
+def _not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
+    raise ValueError(f"w4a16.gemm: a is on {a.device}; the op runs on CUDA devices (move a, w, "
+                     "scales, zeros and bias to the GPU)")
+
+
+def _gemm_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, group_size: int = 128,
+               alpha: float = 1.0) -> Tensor:
+    _check(a, w, scales, zeros, bias, group_size)
+    return a.new_empty(tuple(a.shape[:-1]) + (w.shape[0],))
+
+
+def _gemm_out_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
+                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
+                   out: Tensor) -> Tensor:
+    _check(a, w, scales, zeros, bias, group_size)
+    return out
+
+
+_lib.impl("gemm", _gemm_cuda, "CUDA")
+_lib.impl("gemm.out", _gemm_out_cuda, "CUDA")
+_lib.impl("gemm", _not_cuda, "CPU")
+_lib.impl("gemm.out", _not_cuda, "CPU")
+torch.library.register_fake("w4a16::gemm", _gemm_fake, lib=_lib)
+torch.library.register_fake("w4a16::gemm.out", _gemm_out_fake, lib=_lib)
+
+
+def gemm(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
+         bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
+         out: Optional[Tensor] = None) -> Tensor:
+    """``torch.ops.w4a16.gemm`` (or ``.out`` when out is given); see the module's docstring."""
+    if out is None:
+        return torch.ops.w4a16.gemm(a, w, scales, zeros, bias, group_size, alpha)
+    return torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, out=out)
