@@ -1,7 +1,7 @@
 /*
  * timing.h - internal: how w4a16 times a launch. One method, shared by the
  * profiler (runtime/profile.c) and the benchmark harness (bench/harness.c),
- * per DESIGN.md section 7:
+ * per docs/DESIGN.md, "Measuring":
  *
  *   - the weights rotate over enough copies to leave L2 (launch i reads copy
  *     i % copies; copies x bytes per copy >= 4 x L2 by default, bounded by free
