@@ -2,7 +2,7 @@
  * w4a16.h - the public C API of w4a16: W4A16 GEMM kernels (4-bit integer weights,
  * fp16/bf16 activations, group-wise scales and zeros) for NVIDIA GPUs.
  *
- * The operation (see docs/API.md and DESIGN.md section 1):
+ * The operation (see docs/DESIGN.md, "The operation"):
  *
  *     D[M,N] = alpha * A[M,K] . dequant(W)[N,K]^T  (+ bias[N])
  *
