@@ -5,7 +5,7 @@
  * padded lda / ldd, bias on and off, random alpha. D is poisoned (NaN bits) before every launch and
  * the workspace filled with garbage; every element of D must be written and nothing past column N
  * of a row, or past the last row, may change. Tolerance: ||D - ref|| / ||ref|| < 2e-3 fp16,
- * < 1e-2 bf16, no NaN (DESIGN.md section 6), and no element off by more than ELEM_TOL units of
+ * < 1e-2 bf16, no NaN (docs/DESIGN.md, "Tests"), and no element off by more than ELEM_TOL units of
  * its dtype's precision relative to |ref| + rms(ref) (test_elem_error).
  * Every kernel x case: can_implement's status is the one the kernel's descriptor implies
  * (expected_status: dtype, mode, N and K blocks, smallest group, a GEMV's M), so that no case is
