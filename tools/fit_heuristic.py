@@ -13,8 +13,8 @@ alternate, the best class among those present on all such samples; the "-alt" ro
 after its primary where the primary leaves samples uncovered.
 
 With --extra (first argument) it fits only the two layer classes that hold none of the eight
-default Llama-3 layers, from profiles of other models' layers (docs/runs/session14/gen_*, stored as
-.tsv.xz: xz -dk them first): the
+default Llama-3 layers, from profiles of other models' layers (heuristics/profiles/session14-gen_*,
+stored as .tsv.xz: xz -dk them first): the
 small layers (N <= 3584, K <= 8192) and the middle-width short-K layers (N = 6145..16384,
 K <= 6144); their rows go right before the rows of the same M bucket in runtime/select.c (the
 first row whose ranges hold wins), and problems of other classes in the dumps are ignored.

@@ -5,7 +5,7 @@ size below a kernel's min_group, another dtype), so that the generic rules do no
 
 Usage: python3 tools/fit_heuristic_alt.py runtime/select.c DUMP.tsv [DUMP.tsv ...]
 The dumps are `w4a16 tune --compare-heuristic --dump` files of other modes / groups / dtypes
-(docs/runs/session5/modes/). A sample (one problem of one dump) is "uncovered" by its primary row
+(heuristics/profiles/session5-modes-*). A sample (one problem of one dump) is "uncovered" by its primary row
 when no kernel of the primary class ran on it; the alternate class is chosen over a row's
 uncovered samples with tools/fit_heuristic.py's score (worst slowdown against the profiled best,
 then the mean log slowdown), among the classes present in all of them, else in most of them.
