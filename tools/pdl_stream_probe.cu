@@ -9,7 +9,7 @@
 //           previous kernel); 0 = nothing before the wait
 //   pdl     programmatic stream serialization on the launch (0 = plain stream order)
 //   tf      launch_dependents before griddepcontrol.wait (1) or right after it (0)
-// Timing (DESIGN.md section 7): a CUDA graph of L launches over copies rotating out of L2,
+// Timing (docs/DESIGN.md, "Measuring"): a CUDA graph of L launches over copies rotating out of L2,
 // 3 warm-up replays, 15 timed replays (events), median per launch.
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o pdl_stream_probe pdl_stream_probe.cu

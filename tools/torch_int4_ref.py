@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch_int4_ref.py - time PyTorch's W4A16 decode kernel (torch._weight_int4pack_mm, "tinygemm")
-with the method of DESIGN.md section 7, as the peer that issue 4 names.
+with the method of docs/DESIGN.md ("Measuring"), as the peer that issue 4 names.
 
 A measurement tool for the device machine (which has PyTorch), not part of the library.
 Per layer (N, K) and M: weights rotate over enough copies to leave L2, one CUDA graph holds
