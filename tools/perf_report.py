@@ -140,8 +140,11 @@ def heuristic_time(problem: dict[str, Any]) -> Optional[float]:
 
 def problem_row(problem: dict[str, Any]) -> Row:
     """Reduce one problem of the harness's JSON to a report row."""
-    timed = [(ok_time(r), r.get("kernel")) for r in problem.get("results") or []]
-    timed = [(t, name) for t, name in timed if t is not None]
+    timed: list[tuple[float, Optional[str]]] = []
+    for r in problem.get("results") or []:
+        t = ok_time(r)
+        if t is not None:
+            timed.append((t, r.get("kernel")))
     best_us, best_kernel = min(timed, key=lambda x: x[0]) if timed else (None, None)
     floor = problem.get("floor_us")
     return Row(
