@@ -8,13 +8,14 @@ outputs are of the same kind as the input (torch tensors on the CPU, or numpy ar
 
 from __future__ import annotations
 
-import ctypes
-from typing import Any, Optional, Union
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _dtypes
-from ._lib import check, lib
+from ._lib import W4A16Error, check, last_error_message, lib
 
 __all__ = ["QuantizedWeight", "quantize", "pack", "unpack"]
 
@@ -192,15 +193,55 @@ def quantize(weight: Array, group_size: Optional[int] = 128, zero_point: bool = 
     scales = np.empty((groups, n), dtype=np.uint16)
     zeros = np.empty((groups, n), dtype=np.uint16) if zero_point else None
     c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else g
-    check(lib().w4a16_quantize(_ptr(w), host_type, n, k, mode, c_group, _dtypes.c_dtype(dt),
-                               _ptr(codes), _ptr(scales),
-                               _ptr(zeros) if zeros is not None else None))
+    _quantize_rows(w, host_type, mode, c_group, _dtypes.c_dtype(dt), codes, scales, zeros)
     packed = np.empty((n, k // 2), dtype=np.uint8)
     check(lib().w4a16_pack_weights(_ptr(codes), n, k, _ptr(packed)))
     qw = QuantizedWeight(packed, _dtypes.from_bits(scales, dt),
                          None if zeros is None else _dtypes.from_bits(zeros, dt),
                          group_size=g, n=n, k=k, dtype=dt)
     return qw.to_torch() if _is_torch(weight) else qw
+
+
+def _quantize_rows(w: np.ndarray, host_type: int, mode: int, c_group: int, c_dtype: int,
+                   codes: np.ndarray, scales: np.ndarray, zeros: Optional[np.ndarray]) -> None:
+    """``w4a16_quantize`` over blocks of rows on a thread pool (ctypes releases the GIL).
+
+    Rows are quantized independently, so blocks give the same bits as one call; each block's
+    [G, rows] scales and zeros are copied into their columns of the [G, N] outputs. The first
+    failing block's error is raised (the outputs are then partly written, as in C).
+    """
+    n, k = w.shape
+    L = lib()
+    rows = max(16, (1 << 22) // max(k, 1))
+    blocks = [(r, min(n, r + rows)) for r in range(0, n, rows)]
+
+    def run(block: Tuple[int, int]) -> Tuple[int, str]:
+        r0, r1 = block
+        s = np.empty((scales.shape[0], r1 - r0), np.uint16)
+        z = np.empty_like(s) if zeros is not None else None
+        st = L.w4a16_quantize(_ptr(w) + r0 * k * w.itemsize, host_type, r1 - r0, k, mode,
+                              c_group, c_dtype, _ptr(codes) + r0 * k, _ptr(s),
+                              _ptr(z) if z is not None else None)
+        if st:
+            return st, last_error_message()
+        scales[:, r0:r1] = s
+        if zeros is not None:
+            zeros[:, r0:r1] = z
+        return 0, ""
+
+    workers = min(len(blocks), os.cpu_count() or 1)
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(run, blocks))
+    else:
+        results = [run(b) for b in blocks]
+    if any(st for st, _ in results):
+        # the library's message names the row within its block: one call over all rows names it
+        # in the whole weight
+        check(L.w4a16_quantize(_ptr(w), host_type, n, k, mode, c_group, c_dtype, _ptr(codes),
+                               _ptr(scales), _ptr(zeros) if zeros is not None else None))
+        st, msg = next(r for r in results if r[0])
+        raise W4A16Error(st, msg)
 
 
 class QuantizedWeight:

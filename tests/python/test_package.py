@@ -212,6 +212,10 @@ def test_quantize_errors() -> None:
     bad[2, 7] = np.nan
     with pytest.raises(w4a16.W4A16Error, match=r"weight \[2, 7\] is not finite"):
         w4a16.quantize(bad)
+    big = np.zeros((2048, 8192), np.float32)       # quantized in blocks of rows on threads
+    big[1500, 7] = np.inf
+    with pytest.raises(w4a16.W4A16Error, match=r"weight \[1500, 7\] is not finite"):
+        w4a16.quantize(big)
 
 
 def test_dtype_conversions_match_c(rng: np.random.Generator) -> None:

@@ -1,0 +1,228 @@
+"""Benchmark of the PyTorch op against the C call, torch's linear and torch's bf16 MLP.
+
+Three measurements, in one process on one GPU (DESIGN.md section 7: weights rotate out of L2,
+warm-up, CUDA-graph replay, median):
+
+1. graph: ``torch.ops.w4a16.gemm`` against the library called directly (``w4a16_gemm`` through the
+   binding, no torch op), each captured in a CUDA graph of launches cycling over weight copies that
+   span more than the L2, on the eight default layers at M = 1, 16, 256: the op must add nothing on
+   the device.
+2. eager host time per call (no graph, M = 1, 4096 x 4096, bf16): ``torch.nn.functional.linear``,
+   the op through the dispatcher, the op's Python implementation called directly, the binding's raw
+   call, a prebuilt ``w4a16_gemm`` call and an empty ctypes call, each the host's time per call over
+   a burst shorter than the launch queue.
+3. the Llama-3-8B MLP (gate / up 14336 x 4096, SiLU, down 4096 x 14336) at M = 1 in a CUDA graph:
+   ``w4a16.nn.Linear`` (group 128) against ``torch.nn.Linear`` in bf16.
+
+Usage: ``python3 bench/python_op_bench.py [--json FILE] [--quick]``; prints markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import statistics
+import time
+from typing import Callable, Dict, List
+
+import torch
+
+import w4a16
+from w4a16 import _gemm, _lib, ops
+
+LAYERS = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (10240, 8192),
+          (8192, 8192), (57344, 8192), (8192, 28672)]
+
+
+def graph_time_us(fn_for_copy: Callable[[int], None], copies: int, reps: int = 20) -> float:
+    """Median microseconds per launch of a graph holding one launch per weight copy."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for c in range(copies):
+            fn_for_copy(c)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for c in range(copies):
+            fn_for_copy(c)
+    for _ in range(3):
+        g.replay()
+    torch.cuda.synchronize()
+    times = []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(reps):
+        start.record()
+        g.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / copies)
+    return statistics.median(times)
+
+
+def bench_graph(ms: List[int], quick: bool) -> List[Dict]:
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    rows = []
+    layers = LAYERS[:2] if quick else LAYERS
+    for n, k in layers:
+        wbytes = n * k // 2 + (k // 128) * n * 2
+        copies = max(2, min(32, -(-4 * l2 // wbytes)))
+        ws = [w4a16.quantize(torch.randn(n, k, device="cuda") * 0.02, group_size=128,
+                             dtype="bfloat16").to("cuda") for _ in range(min(copies, 2))]
+        # further copies share the codes' values but are distinct allocations
+        ws += [w4a16.QuantizedWeight(ws[c % 2].qweight.clone(), ws[c % 2].scales.clone(),
+                                     group_size=128, n=n, k=k, dtype="bfloat16")
+               for c in range(2, copies)]
+        for m in ms:
+            a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+            out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            need = _gemm.workspace_bytes(torch.cuda.current_device(), m, n, k, 128, 1, 1)
+            wsbuf = torch.empty(max(need, 16), dtype=torch.uint8, device="cuda")
+            ops.reserve_workspace(need)
+
+            def op(c: int) -> None:
+                torch.ops.w4a16.gemm.out(a, ws[c].qweight, ws[c].scales, None, None, 128,
+                                         out=out)
+
+            def raw(c: int) -> None:
+                _gemm.gemm_raw(m, n, k, k, n, 128, 1, 1, a.data_ptr(), ws[c].qweight.data_ptr(),
+                               ws[c].scales.data_ptr(), 0, 0, out.data_ptr(), 1.0,
+                               wsbuf.data_ptr(), need,
+                               torch.cuda.current_stream().cuda_stream)
+
+            t_raw = graph_time_us(raw, copies)
+            t_op = graph_time_us(op, copies)
+            t_raw2 = graph_time_us(raw, copies)
+            rows.append({"n": n, "k": k, "m": m, "c_us": min(t_raw, t_raw2), "op_us": t_op,
+                         "spread_c": abs(t_raw - t_raw2) / min(t_raw, t_raw2),
+                         "ratio": t_op / min(t_raw, t_raw2)})
+        del ws
+        torch.cuda.empty_cache()
+    return rows
+
+
+def host_us(fn: Callable[[], object], calls: int = 200, reps: int = 15) -> float:
+    """Median host microseconds per call over bursts of `calls` (shorter than the launch queue)."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) * 1e6 / calls)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def bench_eager() -> Dict[str, float]:
+    n = k = 4096
+    dt = torch.bfloat16
+    a = torch.randn(1, k, device="cuda").to(dt)
+    wd = (torch.randn(n, k, device="cuda") * 0.02).to(dt)
+    qw = w4a16.quantize(wd, group_size=128, dtype=dt).to("cuda")
+    out = torch.empty(1, n, device="cuda", dtype=dt)
+    stream = torch.cuda.current_stream().cuda_stream
+    L = _lib.lib()
+    args = _lib.GEMM_ARGS()
+    buf = ctypes.create_string_buffer(_lib.GEMM_ARGS_STRUCT.size)
+    _lib.GEMM_ARGS_STRUCT.pack_into(buf, 0, 1, n, k, k, n, 128, 1, 1, 0, a.data_ptr(),
+                                    qw.qweight.data_ptr(), qw.scales.data_ptr(), 0, 0,
+                                    out.data_ptr(), 1.0)
+    ctypes.memmove(ctypes.addressof(args), buf, len(buf))
+    gemm_c = L.w4a16_gemm
+    empty_c = L.w4a16_last_cuda_error
+    res = {
+        "F.linear (bf16)": host_us(lambda: torch.nn.functional.linear(a, wd)),
+        "torch.ops.w4a16.gemm": host_us(
+            lambda: torch.ops.w4a16.gemm(a, qw.qweight, qw.scales, None, None, 128)),
+        "op implementation, no dispatcher": host_us(
+            lambda: ops._gemm_cuda(a, qw.qweight, qw.scales, None, None, 128)),
+        "binding gemm_raw": host_us(
+            lambda: _gemm.gemm_raw(1, n, k, k, n, 128, 1, 1, a.data_ptr(), qw.qweight.data_ptr(),
+                                   qw.scales.data_ptr(), 0, 0, out.data_ptr(), 1.0, 0, 0,
+                                   stream)),
+        "w4a16_gemm, prebuilt args": host_us(
+            lambda: gemm_c(ctypes.byref(args), None, None, 0, stream)),
+        "empty ctypes call": host_us(lambda: empty_c()),
+    }
+    return res
+
+
+def bench_mlp(reps: int = 30) -> Dict[str, float]:
+    h, inter = 4096, 14336
+    dt = torch.bfloat16
+
+    class MLP(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = torch.nn.Linear(h, inter, bias=False)
+            self.up = torch.nn.Linear(h, inter, bias=False)
+            self.down = torch.nn.Linear(inter, h, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x))
+
+    dense = MLP().to("cuda", dt)
+    for p in dense.parameters():
+        torch.nn.init.normal_(p, std=0.02)
+    quant = MLP().to("cuda", dt)
+    quant.load_state_dict(dense.state_dict())
+    report = w4a16.nn.replace_linears(quant, group_size=128)
+    assert len(report.replaced) == 3, str(report)
+    x = torch.randn(1, h, device="cuda").to(dt)
+    out = {}
+    for name, mod in (("bf16 torch.nn.Linear", dense), ("w4a16.nn.Linear", quant)):
+        with torch.no_grad():
+            out[name] = graph_time_us(lambda c: mod(x), 1, reps=reps)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the raw numbers to this file")
+    ap.add_argument("--quick", action="store_true", help="two layers only")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+    dev = torch.cuda.get_device_name()
+    graph = bench_graph([1, 16, 256], args.quick)
+    eager = bench_eager()
+    mlp = bench_mlp()
+    print(f"# python_op_bench on {dev}, torch {torch.__version__}, w4a16 {w4a16.__version__}\n")
+    print("## In a CUDA graph: torch.ops.w4a16.gemm vs the C call (bf16, group 128)\n")
+    print("| N x K | M | C call us | op us | op / C | C rerun spread |")
+    print("|---|---|---|---|---|---|")
+    for r in graph:
+        print(f"| {r['n']}x{r['k']} | {r['m']} | {r['c_us']:.2f} | {r['op_us']:.2f} | "
+              f"{r['ratio']:.3f} | {100 * r['spread_c']:.1f} % |")
+    print("\n## Eager host time per call (M = 1, 4096 x 4096, bf16)\n")
+    print("| call | host us |")
+    print("|---|---|")
+    for name, t in eager.items():
+        print(f"| {name} | {t:.2f} |")
+    lin = eager["F.linear (bf16)"]
+    op = eager["torch.ops.w4a16.gemm"]
+    print(f"\nop / F.linear host time: {op / lin:.2f}x; dispatcher "
+          f"{op - eager['op implementation, no dispatcher']:.2f} us, op's Python checks and "
+          f"allocation {eager['op implementation, no dispatcher'] - eager['binding gemm_raw']:.2f}"
+          f" us, binding {eager['binding gemm_raw'] - eager['w4a16_gemm, prebuilt args']:.2f} us, "
+          f"library {eager['w4a16_gemm, prebuilt args'] - eager['empty ctypes call']:.2f} us "
+          f"(+ {eager['empty ctypes call']:.2f} us for ctypes' call itself)")
+    print("\n## Llama-3-8B MLP (4096 / 14336, SiLU) at M = 1 in a CUDA graph\n")
+    print("| MLP | us | speed-up |")
+    print("|---|---|---|")
+    base = mlp["bf16 torch.nn.Linear"]
+    for name, t in mlp.items():
+        print(f"| {name} | {t:.2f} | {base / t:.2f}x |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "torch": torch.__version__, "graph": graph,
+                       "eager_host_us": eager, "mlp_us": mlp}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
