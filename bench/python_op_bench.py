@@ -1,6 +1,6 @@
 """Benchmark of the PyTorch op against the C call, torch's linear and torch's bf16 MLP.
 
-Three measurements, in one process on one GPU (DESIGN.md section 7: weights rotate out of L2,
+Three measurements, in one process on one GPU (docs/DESIGN.md, Measuring: weights rotate out of L2,
 warm-up, CUDA-graph replay, median):
 
 1. graph: ``torch.ops.w4a16.gemm`` against the library called directly (``w4a16_gemm`` through the
