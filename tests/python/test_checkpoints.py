@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import struct
 import sys
+import zlib
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
@@ -27,7 +28,8 @@ GROUPS = [32, 64, 128, -1]
 
 
 def _rng(*key: object) -> np.random.Generator:
-    return np.random.default_rng(abs(hash(tuple(map(str, key)))) % (2 ** 32))
+    """A generator seeded by the key (crc32: stable across runs, unlike str hashing)."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def _g(group: int) -> int:
