@@ -1,0 +1,222 @@
+"""Greedy decode of a Llama-3-8B-shaped decoder: bf16, w4a16 and torch's int4 in one process.
+
+Synthetic: random weights (no download), so the tokens mean nothing; the shapes, the work and the
+bytes per step are Llama-3-8B's (32 layers, hidden 4096, 32 heads of 128 with 8 KV heads,
+intermediate 14336, vocabulary 128256). Per layer the linears are qkv (6144 x 4096), o (4096 x
+4096), gate/up (28672 x 4096) and down (4096 x 14336), the eight default layers' 8B half; the
+embedding and the LM head stay bf16 in every variant. Random 4-bit weights need no quantizer: any
+bytes are valid packed codes, so w4a16's packed weights are random bytes with random positive
+scales, and torch's int4 weights random nibbles through ``torch._convert_weight_to_int4pack``
+(group 128; what torchao's int4 weight-only path runs, ``torch._weight_int4pack_mm``).
+
+One decode step (every layer, the final norm, the LM head and the argmax) is captured in one CUDA
+graph; the per-layer function is compiled with ``torch.compile(fullgraph=True)`` (weights are
+arguments, so one compiled graph serves all 32 layers). Context 512: the static KV cache holds 512
+random positions and each step attends over them plus itself. Reported: tokens/s at batch 1, 8 and
+32; the step split into its linears (the same calls, the LM head's included, alone in a graph)
+and the rest; for w4a16 at
+batch 1 also the step with an act-order gather (``index_select`` of the activations before each
+linear, as ``w4a16.nn.Linear`` does for act-order checkpoints).
+
+Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--json FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from typing import Callable, Dict, List, Optional
+
+import torch
+import torch.nn.functional as F
+
+import w4a16  # noqa: F401  (registers torch.ops.w4a16.gemm)
+
+HIDDEN, INTER, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 4096, 14336, 32, 8, 128, 128256
+GROUP, CTX = 128, 512
+LINEARS = {"qkv": (HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), "o": (HIDDEN, HIDDEN),
+           "gate_up": (2 * INTER, HIDDEN), "down": (HIDDEN, INTER)}
+DT = torch.bfloat16
+
+
+def make_weight(kind: str, n: int, k: int, dev: torch.device) -> Dict[str, torch.Tensor]:
+    """One linear's tensors for a variant (random: see the module docstring)."""
+    if kind == "bf16":
+        return {"w": (torch.randn(n, k, device=dev) * 0.02).to(DT)}
+    if kind == "w4a16":
+        return {"q": torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device=dev),
+                "s": (torch.rand(k // GROUP, n, device=dev) * 0.004 + 0.001).to(DT)}
+    u8 = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, device=dev)
+    sz = torch.empty(k // GROUP, n, 2, device=dev, dtype=DT)
+    sz[..., 0].uniform_(0.001, 0.005)
+    sz[..., 1].uniform_(-0.01, 0.01)
+    return {"q": torch._convert_weight_to_int4pack(u8, 8), "sz": sz}
+
+
+def linear(kind: str, x: torch.Tensor, t: Dict[str, torch.Tensor],
+           perm: Optional[torch.Tensor] = None) -> torch.Tensor:
+    if perm is not None:
+        x = x.index_select(-1, perm)
+    if kind == "bf16":
+        return F.linear(x, t["w"])
+    if kind == "w4a16":
+        return torch.ops.w4a16.gemm(x, t["q"], t["s"], None, None, GROUP, 1.0)
+    return torch._weight_int4pack_mm(x, t["q"], GROUP, t["sz"])
+
+
+def rms_norm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * w
+
+
+def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x[..., : HEAD_DIM // 2], x[..., HEAD_DIM // 2:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def make_layer_fn(kind: str, act_order: bool) -> Callable:
+    def layer(h, ln1, ln2, qkv, o, gate_up, down, kc, vc, pos, cos, sin, mask, perms):
+        b = h.shape[0]
+        x = rms_norm(h, ln1)
+        y = linear(kind, x, qkv, perms[0] if act_order else None)
+        q = y[:, :HIDDEN].view(b, HEADS, 1, HEAD_DIM)
+        k = y[:, HIDDEN:HIDDEN + KV_HEADS * HEAD_DIM].view(b, KV_HEADS, 1, HEAD_DIM)
+        v = y[:, HIDDEN + KV_HEADS * HEAD_DIM:].view(b, KV_HEADS, 1, HEAD_DIM)
+        q, k = rope(q, cos, sin), rope(k, cos, sin)
+        kc.index_copy_(2, pos, k)
+        vc.index_copy_(2, pos, v)
+        att = F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask, enable_gqa=True)
+        h = h + linear(kind, att.reshape(b, HIDDEN), o, perms[1] if act_order else None)
+        x = rms_norm(h, ln2)
+        gu = linear(kind, x, gate_up, perms[2] if act_order else None)
+        a = F.silu(gu[:, :INTER]) * gu[:, INTER:]
+        return h + linear(kind, a, down, perms[3] if act_order else None)
+    return torch.compile(layer, fullgraph=True, dynamic=True)
+
+
+class Model:
+    """The decoder's weights for one variant, and its step."""
+
+    def __init__(self, kind: str, layers: int, dev: torch.device, shared: Dict) -> None:
+        self.kind, self.layers = kind, layers
+        self.w = [{name: make_weight(kind, n, k, dev) for name, (n, k) in LINEARS.items()}
+                  for _ in range(layers)]
+        self.shared = shared
+        self.fns: Dict[bool, Callable] = {}
+
+    def step(self, tokens: torch.Tensor, pos: torch.Tensor, act_order: bool = False,
+             linears_only: bool = False) -> torch.Tensor:
+        sh = self.shared
+        fn = self.fns.setdefault(act_order, make_layer_fn(self.kind, act_order))
+        b = tokens.shape[0]
+        h = sh["emb"][tokens]
+        cos, sin = sh["cos"][pos].view(1, 1, 1, -1), sh["sin"][pos].view(1, 1, 1, -1)
+        mask = sh["mask_table"][pos].view(1, 1, 1, -1)
+        for i in range(self.layers):
+            w = self.w[i]
+            if linears_only:
+                x = h
+                linear(self.kind, x, w["qkv"])
+                linear(self.kind, x, w["o"])
+                linear(self.kind, x, w["gate_up"])
+                linear(self.kind, sh["inter_in"][:b], w["down"])
+                continue
+        if linears_only:
+            return F.linear(h, sh["lm_head"])
+            h = fn(h, sh["ln"], sh["ln"], w["qkv"], w["o"], w["gate_up"], w["down"],
+                   sh["kc"][i][:b], sh["vc"][i][:b], pos, cos, sin, mask, sh["perms"])
+        logits = F.linear(rms_norm(h, sh["ln"]), sh["lm_head"])
+        return logits.argmax(-1)
+
+
+def graph_us(fn: Callable[[], object], reps: int = 20) -> float:
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    g.replay()
+    torch.cuda.synchronize()
+    times = []
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(reps):
+        e0.record()
+        g.replay()
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1000.0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", default="1,8,32")
+    ap.add_argument("--layers", type=int, default=32)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    bmax = max(batches)
+    inv = 1.0 / (500000.0 ** (torch.arange(0, HEAD_DIM, 2, device=dev).float() / HEAD_DIM))
+    ang = torch.arange(CTX + 64, device=dev).float()[:, None] * inv[None, :]
+    positions = torch.arange(CTX + 64, device=dev)
+    shared = {
+        "emb": (torch.randn(VOCAB, HIDDEN, device=dev) * 0.02).to(DT),
+        "lm_head": (torch.randn(VOCAB, HIDDEN, device=dev) * 0.02).to(DT),
+        "ln": torch.ones(HIDDEN, device=dev, dtype=DT),
+        "cos": ang.cos().to(DT),
+        "sin": ang.sin().to(DT),
+        "mask_table": positions[None, :] <= positions[:, None],
+        "kc": [(torch.randn(bmax, KV_HEADS, CTX + 64, HEAD_DIM, device=dev) * 0.5).to(DT)
+               for _ in range(args.layers)],
+        "vc": [(torch.randn(bmax, KV_HEADS, CTX + 64, HEAD_DIM, device=dev) * 0.5).to(DT)
+               for _ in range(args.layers)],
+        "perms": [torch.randperm(k, device=dev) for (_, k) in LINEARS.values()],
+        "inter_in": torch.randn(bmax, INTER, device=dev).to(DT),
+    }
+    pos = torch.tensor([CTX], device=dev)
+    results: List[Dict] = []
+    for kind in ("bf16", "w4a16", "int4"):
+        model = Model(kind, args.layers, dev, shared)
+        for b in batches:
+            tokens = torch.randint(0, VOCAB, (b,), device=dev)
+            step_us = graph_us(lambda: model.step(tokens, pos))
+            lin_us = graph_us(lambda: model.step(tokens, pos, linears_only=True))
+            row = {"variant": kind, "batch": b, "step_us": step_us, "tokens_per_s":
+                   b * 1e6 / step_us, "linears_us": lin_us}
+            if kind == "w4a16" and b == 1:
+                row["step_act_order_us"] = graph_us(lambda: model.step(tokens, pos, True))
+            results.append(row)
+            print(row, flush=True)
+        del model
+        torch.cuda.empty_cache()
+    print(f"\n# decode_bench: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{args.layers} layers, context {CTX} (synthetic random weights)\n")
+    print("| batch | variant | step us | tokens/s | linears us | rest us | vs bf16 |")
+    print("|---|---|---|---|---|---|---|")
+    for b in batches:
+        base = next(r for r in results if r["variant"] == "bf16" and r["batch"] == b)
+        for r in (r for r in results if r["batch"] == b):
+            print(f"| {b} | {r['variant']} | {r['step_us']:.0f} | {r['tokens_per_s']:.1f} | "
+                  f"{r['linears_us']:.0f} | {r['step_us'] - r['linears_us']:.0f} | "
+                  f"{base['step_us'] / r['step_us']:.2f}x |")
+    w1 = next(r for r in results if r["variant"] == "w4a16" and r["batch"] == 1)
+    i1 = next(r for r in results if r["variant"] == "int4" and r["batch"] == 1)
+    print(f"\nbatch 1: w4a16 / int4 tokens/s {w1['tokens_per_s'] / i1['tokens_per_s']:.2f}x; "
+          f"act-order gathers cost {100 * (w1['step_act_order_us'] / w1['step_us'] - 1):.1f} %"
+          " of the step")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "layers": args.layers, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
