@@ -113,21 +113,26 @@ def _group(group_size: Optional[int], k: int, groups: int, what: str) -> int:
 
 # --- bit fields ----------------------------------------------------------------------------------
 
-def _nibbles_along_rows(words: np.ndarray) -> np.ndarray:
-    """``[R, C]`` words -> ``[8R, C]`` uint8: row ``8r + i`` is nibble i (bits 4i..4i+3) of row r."""
+_PLAIN = tuple(range(8))
+
+
+def _nibbles_along_rows(words: np.ndarray, order: Tuple[int, ...] = _PLAIN) -> np.ndarray:
+    """``[R, C]`` words -> ``[8R, C]`` uint8: row ``8r + i`` is nibble ``order[i]`` (bits
+    ``4 * order[i]`` up) of row r."""
     r, c = words.shape
     out = np.empty((r, 8, c), dtype=np.uint8)
     for i in range(8):
-        out[:, i, :] = (words >> np.uint32(4 * i)) & np.uint32(15)
+        out[:, i, :] = (words >> np.uint32(4 * order[i])) & np.uint32(15)
     return out.reshape(8 * r, c)
 
 
-def _nibbles_along_cols(words: np.ndarray) -> np.ndarray:
-    """``[R, C]`` words -> ``[R, 8C]`` uint8: column ``8c + i`` is nibble i of column c."""
+def _nibbles_along_cols(words: np.ndarray, order: Tuple[int, ...] = _PLAIN) -> np.ndarray:
+    """``[R, C]`` words -> ``[R, 8C]`` uint8: column ``8c + i`` is nibble ``order[i]`` of
+    column c."""
     r, c = words.shape
     out = np.empty((r, c, 8), dtype=np.uint8)
     for i in range(8):
-        out[:, :, i] = (words >> np.uint32(4 * i)) & np.uint32(15)
+        out[:, :, i] = (words >> np.uint32(4 * order[i])) & np.uint32(15)
     return out.reshape(r, 8 * c)
 
 
@@ -181,7 +186,7 @@ def _assemble(codes: np.ndarray, zq: Optional[np.ndarray], scales: np.ndarray,
         if not np.all(np.isfinite(zeros)):
             bad = np.argwhere(~np.isfinite(zeros))[0]
             raise ValueError(f"the zero point -s * zq at [{bad[0]}, {bad[1]}] overflows {dtype}")
-    stored = codes if perm is None else codes[:, perm]
+    stored = codes if perm is None else np.take(codes, perm, axis=1)
     qw = QuantizedWeight(pack(np.ascontiguousarray(stored)), s, zeros, group_size=g, n=n, k=k,
                          dtype=dtype, perm=perm)
     return qw.to_torch() if torch_out else qw
@@ -275,7 +280,7 @@ def from_gptq(qweight: Array, qzeros: Optional[Array], scales: Array,
         if fmt == "gptq":
             zq += 1
     perm = _act_order(g_idx, k, g, s.shape[0], "g_idx")
-    codes = np.ascontiguousarray(_nibbles_along_rows(qw_words).T)
+    codes = _nibbles_along_cols(np.ascontiguousarray(qw_words.T))  # words [N, K/8] -> [N, K]
     return _assemble(codes, zq, s, perm, g, dt, _any_torch(qweight, qzeros, scales, g_idx),
                      "scales")
 
@@ -318,15 +323,9 @@ def from_awq(qweight: Array, qzeros: Array, scales: Array, *, group_size: Option
         raise TypeError("qzeros is required ([G, N/8] int32)")
     qw_words, zw, s, g = _qweight_qzeros_scales(qweight, qzeros, scales, group_size, False,
                                                 "from_awq")
-    order = np.array(AWQ_NIBBLE_OF_COLUMN)
-
-    def columns(words: np.ndarray) -> np.ndarray:
-        nib = _nibbles_along_cols(words)  # column 8c + i = nibble i
-        r = nib.shape[0]
-        return nib.reshape(r, -1, 8)[:, :, order].reshape(r, -1)
-
-    codes = np.ascontiguousarray(columns(qw_words).T)
-    zq = columns(zw).astype(np.int16)
+    # words [N/8, K] -> [N, K]: row 8c + j is nibble AWQ_NIBBLE_OF_COLUMN[j] of word row c
+    codes = _nibbles_along_rows(np.ascontiguousarray(qw_words.T), AWQ_NIBBLE_OF_COLUMN)
+    zq = _nibbles_along_cols(zw, AWQ_NIBBLE_OF_COLUMN).astype(np.int16)
     return _assemble(codes, zq, s, None, g, dt, _any_torch(qweight, qzeros, scales), "scales")
 
 
