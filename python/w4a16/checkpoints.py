@@ -22,6 +22,7 @@ and single or sharded safetensors) through the ``safetensors`` library's numpy A
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -488,42 +489,81 @@ def _read_json(path: Path) -> Dict[str, Any]:
     return data
 
 
-def _read_safetensors(file: Path) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
-    """Every tensor of one safetensors file as numpy (BF16 as float32 values) and its dtype."""
-    try:
-        from safetensors import safe_open
-    except ImportError as e:  # pragma: no cover - environment
-        raise ImportError("w4a16.load_quantized needs the safetensors package "
-                          "(pip install safetensors)") from e
-    arrays: Dict[str, np.ndarray] = {}
-    dtypes: Dict[str, str] = {}
-    try:
-        with safe_open(str(file), framework="np") as f:
-            for key in f.keys():
-                dtypes[key] = f.get_slice(key).get_dtype()
-                if dtypes[key] != "BF16":
-                    arrays[key] = f.get_tensor(key)
-    except Exception as e:  # safetensors raises its own SafetensorError, OSError, TypeError
-        raise ValueError(f"{file}: not a readable safetensors file (corrupt or truncated?): "
-                         f"{e}") from e
-    bf16 = [key for key, d in dtypes.items() if d == "BF16"]
-    if bf16:
-        # numpy has no bfloat16: read these tensors' bytes at the offsets of the header that
-        # safe_open has just validated, and widen them exactly to float32.
+class _TensorReader:
+    """The tensors of a checkpoint's safetensors files, read one at a time (so that a large
+    checkpoint is never held twice in memory) with the ``safetensors`` library's numpy API.
+
+    Every file's header is opened and validated up front (a corrupt or truncated file fails
+    before anything is converted). numpy has no bfloat16: BF16 tensors are read from the bytes at
+    the offsets of the validated header and widened exactly to float32.
+    """
+
+    def __init__(self, files: List[Path]) -> None:
+        try:
+            from safetensors import safe_open
+        except ImportError as e:  # pragma: no cover - environment
+            raise ImportError("w4a16.load_quantized needs the safetensors package "
+                              "(pip install safetensors)") from e
+        self._stack = contextlib.ExitStack()
+        self._handles: Dict[Path, Any] = {}
+        self.file_of: Dict[str, Path] = {}
+        self.dtypes: Dict[str, str] = {}
+        try:
+            for file in files:
+                try:
+                    handle = self._stack.enter_context(safe_open(str(file), framework="np"))
+                    keys = list(handle.keys())
+                    dts = {key: handle.get_slice(key).get_dtype() for key in keys}
+                except Exception as e:  # SafetensorError, OSError, ...
+                    raise ValueError(f"{file}: not a readable safetensors file (corrupt or "
+                                     f"truncated?): {e}") from e
+                self._handles[file] = handle
+                for key in keys:
+                    if key in self.file_of:
+                        raise ValueError(f"{file}: tensor {key} is also in "
+                                         f"{self.file_of[key]}")
+                    self.file_of[key] = file
+                self.dtypes.update(dts)
+        except BaseException:
+            self._stack.close()
+            raise
+
+    def __enter__(self) -> "_TensorReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.file_of
+
+    def keys(self) -> List[str]:
+        return list(self.file_of)
+
+    def get(self, key: str) -> np.ndarray:
+        file = self.file_of[key]
+        try:
+            if self.dtypes[key] != "BF16":
+                return self._handles[file].get_tensor(key)
+            return self._bf16(file, key)
+        except ValueError:
+            raise
+        except Exception as e:
+            raise ValueError(f"{file}: cannot read tensor {key} (corrupt or truncated "
+                             f"file?): {e}") from e
+
+    @staticmethod
+    def _bf16(file: Path, key: str) -> np.ndarray:
         with open(file, "rb") as fh:
             (hlen,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(hlen))
-            base = 8 + hlen
-            for key in bf16:
-                info = header[key]
-                begin, end = info["data_offsets"]
-                fh.seek(base + begin)
-                raw = fh.read(end - begin)
-                if len(raw) != end - begin:
-                    raise ValueError(f"{file}: tensor {key} is truncated")
-                bits = np.frombuffer(raw, dtype="<u2").reshape(info["shape"])
-                arrays[key] = _dtypes.from_bits(bits, "bfloat16")
-    return arrays, dtypes
+            info = json.loads(fh.read(hlen))[key]
+            begin, end = info["data_offsets"]
+            fh.seek(8 + hlen + begin)
+            raw = fh.read(end - begin)
+        if len(raw) != end - begin:
+            raise ValueError(f"{file}: tensor {key} is truncated")
+        bits = np.frombuffer(raw, dtype="<u2").reshape(info["shape"])
+        return _dtypes.from_bits(bits, "bfloat16")
 
 
 def _checkpoint_files(folder: Path) -> List[Path]:
@@ -688,16 +728,14 @@ def load_quantized(path: Union[str, os.PathLike], *, dtype: Any = None) -> Quant
     if (folder / "config.json").is_file():
         config_dtype = _read_json(folder / "config.json").get("torch_dtype")
 
-    tensors: Dict[str, np.ndarray] = {}
-    tdtypes: Dict[str, str] = {}
-    for file in _checkpoint_files(folder):
-        arrays, dts = _read_safetensors(file)
-        for key in arrays:
-            if key in tensors:
-                raise ValueError(f"{file}: tensor {key} is also in another shard")
-        tensors.update(arrays)
-        tdtypes.update(dts)
+    with _TensorReader(_checkpoint_files(folder)) as reader:
+        return _convert(reader, qc, method, dtype, config_dtype)
 
+
+def _convert(tensors: _TensorReader, qc: Dict[str, Any], method: str, dtype: Any,
+             config_dtype: Any) -> QuantizedCheckpoint:
+    """load_quantized's conversion of every module of an opened checkpoint."""
+    tdtypes = tensors.dtypes
     quantized: Dict[str, QuantizedWeight] = {}
     skipped: Dict[str, str] = {}
     consumed: List[str] = []
@@ -709,13 +747,13 @@ def load_quantized(path: Union[str, os.PathLike], *, dtype: Any = None) -> Quant
                 raise ValueError(f"{module}: the checkpoint has no tensor {key}")
             return None
         consumed.append(key)
-        return tensors[key]
+        return tensors.get(key)
 
     def fail(module: str, e: Exception) -> ValueError:
         return ValueError(f"{module}: {e}")
 
     if method in ("gptq", "awq"):
-        for module in _modules(tensors, ".qweight"):
+        for module in _modules(tensors.keys(), ".qweight"):
             overrides: Optional[Dict[str, Any]] = {}
             if method == "gptq":
                 overrides = _gptq_dynamic(qc, module)
@@ -753,7 +791,7 @@ def load_quantized(path: Union[str, os.PathLike], *, dtype: Any = None) -> Quant
     else:
         fmt_top = str(qc.get("format", ""))
         ignore = qc.get("ignore") or []
-        for module in _modules(tensors, ".weight_packed"):
+        for module in _modules(tensors.keys(), ".weight_packed"):
             if _ignored(ignore, module, False):
                 skipped[module] = "listed in the config's ignore"
                 continue
@@ -785,7 +823,7 @@ def load_quantized(path: Union[str, os.PathLike], *, dtype: Any = None) -> Quant
                 raise fail(module, e) from e
 
     used = set(consumed)
-    rest = {name: a for name, a in tensors.items() if name not in used}
+    rest = {name: tensors.get(name) for name in tensors.keys() if name not in used}
     return QuantizedCheckpoint(quantized=quantized, tensors=rest,
                                tensor_dtypes={name: tdtypes[name] for name in rest},
                                method=method, config=qc, skipped=skipped)
