@@ -628,3 +628,29 @@ def test_load_then_replace_linears(tmp_path):
     assert isinstance(up, Linear) and up.perm is not None and up.bias is not None
     np.testing.assert_array_equal(up.qweight_info().dequantize().numpy(),
                                   ck.quantized[LAYERS[1]].dequantize())
+
+
+def test_load_gptqmodel_dynamic_rules(tmp_path):
+    """GPTQModel's dynamic: a -: rule keeps a module unconverted, a +: rule overrides its
+    group size."""
+    pytest.importorskip("safetensors")
+    refs = _gptq_checkpoint(tmp_path, 1, False, act=False, config_name="config.json")
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    cfg["quantization_config"].update(
+        group_size=128, dynamic={r"-:.*self_attn\.q_proj": {}, r"+:.*mlp\..*": {"group_size": 64}})
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    ck = load_quantized(tmp_path)
+    assert list(ck.quantized) == [LAYERS[1]] and LAYERS[0] in ck.skipped
+    assert f"{LAYERS[0]}.qweight" in ck.tensors
+    _close(ck.quantized[LAYERS[1]], refs[LAYERS[1]], "float16")
+
+
+def test_load_duplicate_tensor_across_shards(tmp_path):
+    pytest.importorskip("safetensors")
+    _gptq_checkpoint(tmp_path, 2, False, act=False, config_name="config.json")
+    shard = tmp_path / "model-00001-of-00002.safetensors"
+    other = tmp_path / "model-00002-of-00002.safetensors"
+    from safetensors.numpy import load_file
+    _save(other, {**load_file(str(other)), **dict(list(load_file(str(shard)).items())[:1])})
+    with pytest.raises(ValueError, match=r"is also in"):
+        load_quantized(tmp_path)
