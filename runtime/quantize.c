@@ -1,6 +1,9 @@
-/* quantize.c - round-to-nearest 4-bit quantization of host weights (all three modes). */
+/* quantize.c - round-to-nearest 4-bit quantization of host weights (all three modes), with an
+   optional search of each group's range that minimises the squared error of the dequantized
+   weights (GPTQ's "mse" grid: ranges p x [min, max] for p = 1, 1 - 1/grid, ...). */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -37,6 +40,13 @@ static int clamp_code(double v) {
 w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t n, int64_t k,
                             w4a16_quant_mode mode, int group_size, w4a16_dtype dtype, uint8_t *codes,
                             uint16_t *scales, uint16_t *zeros) {
+  return w4a16_quantize_ex(weights, wtype, n, k, mode, group_size, dtype, NULL, codes, scales, zeros);
+}
+
+w4a16_status w4a16_quantize_ex(const void *weights, w4a16_host_type wtype, int64_t n, int64_t k,
+                               w4a16_quant_mode mode, int group_size, w4a16_dtype dtype,
+                               const w4a16_quantize_options *options, uint8_t *codes, uint16_t *scales,
+                               uint16_t *zeros) {
   if (!weights) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "weights is NULL");
   if (!codes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "codes is NULL");
   if (!scales) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "scales is NULL");
@@ -67,47 +77,83 @@ w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t 
   } else {
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "quant mode %d is not a w4a16_quant_mode", (int)mode);
   }
+  if (options && options->struct_size != sizeof(w4a16_quantize_options))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
+                      "options->struct_size is %zu, expected sizeof(w4a16_quantize_options) = %zu",
+                      options->struct_size, sizeof(w4a16_quantize_options));
+  const int search = options && options->clip_search;
+  const int grid = search && options->grid ? options->grid : 100;
+  const float shrink = search && options->max_shrink != 0.0f ? options->max_shrink : 0.8f;
+  if (search && (grid < 1 || grid > 10000))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "options->grid = %d: must be 0 (100) or 1..10000", grid);
+  if (search && !(shrink > 0.0f && shrink < 1.0f))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "options->max_shrink = %g: must be 0 (0.8) or in (0, 1)",
+                      (double)shrink);
+  /* the range factors p tried: 1, 1 - 1/grid, ... while i < max_shrink x grid (GPTQ's mse grid) */
+  const int tries = (int)(shrink * (float)grid);
+  const int candidates = search && tries > 1 ? tries : 1;
+  const int zp = mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   const int64_t groups = k / g;
+  float *v = malloc(sizeof(float) * (size_t)g);
+  if (!v) return w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "no memory for a group of %" PRId64 " weights", g);
   for (int64_t row = 0; row < n; ++row) {
     for (int64_t gi = 0; gi < groups; ++gi) {
       const size_t base = (size_t)row * (size_t)k + (size_t)(gi * g);
       float lo = INFINITY, hi = -INFINITY, amax = 0.0f;
       for (int64_t j = 0; j < g; ++j) {
-        float v = load_weight(weights, wtype, base + (size_t)j);
-        if (!isfinite(v))
+        v[j] = load_weight(weights, wtype, base + (size_t)j);
+        if (!isfinite(v[j])) {
+          free(v);
           return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "weight [%" PRId64 ", %" PRId64 "] is not finite", row,
                             gi * g + j);
-        lo = fminf(lo, v);
-        hi = fmaxf(hi, v);
-        amax = fmaxf(amax, fabsf(v));
+        }
+        lo = fminf(lo, v[j]);
+        hi = fmaxf(hi, v[j]);
+        amax = fmaxf(amax, fabsf(v[j]));
       }
-      const size_t sidx = (size_t)gi * (size_t)n + (size_t)row;
-      if (mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS) {
-        uint16_t sb = scale_bits((hi - lo) / 15.0f, dtype);
-        uint16_t zb = to_dtype(lo, dtype);
-        double s = from_dtype(sb, dtype), z = from_dtype(zb, dtype);
-        if (!isfinite(s) || !isfinite(z))
+      uint16_t best_s = 0, best_z = 0;
+      double best_err = INFINITY;
+      for (int c = 0; c < candidates; ++c) {
+        const float p = 1.0f - (float)c / (float)grid;
+        uint16_t sb, zb = 0;
+        if (zp) {
+          sb = scale_bits((p * hi - p * lo) / 15.0f, dtype);
+          zb = to_dtype(p * lo, dtype);
+        } else {
+          sb = scale_bits(p * amax / 7.5f, dtype);
+        }
+        const double s = from_dtype(sb, dtype), z = zp ? from_dtype(zb, dtype) : 0.0;
+        if (!isfinite(s) || !isfinite(z)) {
+          if (c > 0) continue; /* a shrunken range that overflows: skip it */
+          free(v);
           return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
                             "the %s of row %" PRId64 ", group %" PRId64 " (%g) is not representable in %s",
-                            isfinite(s) ? "zero point" : "scale", row, gi, isfinite(s) ? (double)lo : (double)(hi - lo) / 15.0,
+                            isfinite(s) ? "zero point" : "scale", row, gi,
+                            !isfinite(s) ? (zp ? (double)(hi - lo) / 15.0 : (double)amax / 7.5) : (double)lo,
                             w4a16_dtype_name(dtype));
-        scales[sidx] = sb;
-        zeros[sidx] = zb;
-        for (int64_t j = 0; j < g; ++j)
-          codes[base + (size_t)j] = (uint8_t)clamp_code((load_weight(weights, wtype, base + (size_t)j) - z) / s);
-      } else {
-        uint16_t sb = scale_bits(amax / 7.0f, dtype);
-        double s = from_dtype(sb, dtype);
-        if (!isfinite(s))
-          return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
-                            "the scale of row %" PRId64 ", group %" PRId64 " (%g) is not representable in %s", row, gi,
-                            (double)amax / 7.0, w4a16_dtype_name(dtype));
-        scales[sidx] = sb;
-        for (int64_t j = 0; j < g; ++j)
-          codes[base + (size_t)j] = (uint8_t)clamp_code(load_weight(weights, wtype, base + (size_t)j) / s + 8.0);
+        }
+        double err = 0.0;
+        if (candidates > 1)
+          for (int64_t j = 0; j < g; ++j) {
+            const int q = zp ? clamp_code((v[j] - z) / s) : clamp_code(v[j] / s + 8.0);
+            const double d = (zp ? s * q + z : s * (q - 8)) - v[j];
+            err += d * d;
+          }
+        if (err < best_err) {
+          best_err = err;
+          best_s = sb;
+          best_z = zb;
+        }
       }
+      const size_t sidx = (size_t)gi * (size_t)n + (size_t)row;
+      const double s = from_dtype(best_s, dtype), z = zp ? from_dtype(best_z, dtype) : 0.0;
+      scales[sidx] = best_s;
+      if (zp) zeros[sidx] = best_z;
+      for (int64_t j = 0; j < g; ++j)
+        codes[base + (size_t)j] = (uint8_t)(zp ? clamp_code((v[j] - z) / s) : clamp_code(v[j] / s + 8.0));
     }
   }
+  free(v);
   w4a16_clear_error();
   return W4A16_STATUS_OK;
 }

@@ -325,19 +325,51 @@ typedef enum w4a16_host_type {
  *  group_size  32, 64, 128, 256 (the FINEGRAINED modes), or 0 / K in every mode: one group
  *           per column (per-column scales; with FINEGRAINED_SCALE_AND_ZEROS per-column zero
  *           points)
- * Symmetric modes: s = max|w| / 7 (the code range [-8,7] around 8);
- * asymmetric: s = (max - min) / 15, z = min (so w ~ s*q + z), following
- * TensorRT-LLM's and GPTQ's round-to-nearest. Scales and zeros are rounded to
- * dtype first and the codes computed from the rounded values.
+ * Symmetric modes: s = max|w| / 7.5 and q = clamp(rint(w / s) + 8, 0, 15), the whole code
+ * range (GPTQ's symmetric rule: scale 2 max|w| / 15 around the code 8; the largest positive
+ * weight lands half a step past code 15 and is clamped); asymmetric: s = (max - min) / 15,
+ * z = min (so w ~ s*q + z). Scales and zeros are rounded to dtype first and the codes computed
+ * from the rounded values (rint: ties to even).
  * Statuses: OK, NULL_POINTER, INVALID_SHAPE, UNSUPPORTED_GROUP_SIZE, INVALID_VALUE (a bad
  * enum, a weight that is not finite, or a group whose scale or zero point overflows dtype,
- * e.g. |w| > 7 x 65504 in fp16; the message names the row and group; codes, scales and
- * zeros are then partly written).
+ * e.g. |w| > 7.5 x 65504 in fp16; the message names the row and group; codes, scales and
+ * zeros are then partly written), OUT_OF_MEMORY.
  */
 W4A16_API w4a16_status w4a16_quantize(const void *weights, w4a16_host_type wtype, int64_t n,
                                       int64_t k, w4a16_quant_mode mode, int group_size,
                                       w4a16_dtype dtype, uint8_t *codes, uint16_t *scales,
                                       uint16_t *zeros);
+
+/**
+ * Options of w4a16_quantize_ex. Zero-initialize, then set struct_size: a later version may add
+ * fields at the end and will accept the struct_size of every earlier version (the fields such a
+ * caller cannot set then take their defaults); a struct_size this library does not know is
+ * INVALID_VALUE.
+ *  struct_size  sizeof(w4a16_quantize_options)
+ *  clip_search  nonzero: per group, try the ranges p x [min, max] (symmetric: p x max|w|) for
+ *               p = 1, 1 - 1/grid, 1 - 2/grid, ... while fewer than max_shrink x grid tried, and
+ *               keep the one whose dequantized weights have the smallest squared error (the first
+ *               on ties; p = 1 is the plain rule, so the error never grows). GPTQ's "mse" range
+ *               search (grid 100, max_shrink 0.8), with the squared error as the norm.
+ *  grid         steps of p (0 = 100; at most 10000)
+ *  max_shrink   fraction of the range the search may cut (0 = 0.8; in (0, 1))
+ */
+typedef struct w4a16_quantize_options {
+  size_t struct_size;
+  int clip_search;
+  int grid;
+  float max_shrink;
+} w4a16_quantize_options;
+
+/**
+ * w4a16_quantize with options (NULL: the plain rule, as w4a16_quantize). The search costs
+ * about grid x max_shrink times the plain rule. Statuses: as w4a16_quantize, and
+ * INVALID_VALUE for options out of range (named).
+ */
+W4A16_API w4a16_status w4a16_quantize_ex(const void *weights, w4a16_host_type wtype, int64_t n,
+                                         int64_t k, w4a16_quant_mode mode, int group_size,
+                                         w4a16_dtype dtype, const w4a16_quantize_options *options,
+                                         uint8_t *codes, uint16_t *scales, uint16_t *zeros);
 
 /**
  * Bytes of the packed weight buffer for [N,K]: N*K/2. Sets *bytes.
