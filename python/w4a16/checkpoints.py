@@ -14,7 +14,10 @@ checkpoint) maps to a scale-only mode, ``w = s * (q - 8)``, exactly what the for
 other zero point ``zq`` is stored as the library's float zero ``z = -s * zq`` rounded to ``dtype``
 (round to nearest even, in :func:`_assemble`): the kernels then compute ``s * q + z``, which differs
 from the format's ``s * (q - zq)`` by that one rounding, at most half an ulp of ``s * zq`` in dtype
-(``|s| * zq * 2**-11`` for float16, ``2**-8`` for bfloat16). This is the import's one inexact step.
+(``|s| * zq * 2**-11`` for float16, ``2**-8`` for bfloat16). This is the import's one inexact step;
+on uniformly random codes and zero points it is a relative (Frobenius) weight error of about 3e-4
+in float16 and 2.3e-3 in bfloat16 (tests/python/test_checkpoints_gpu.py's layers), far below the
+4-bit quantization error itself.
 
 :func:`load_quantized` reads a whole checkpoint folder (``config.json`` or ``quantize_config.json``
 and single or sharded safetensors) through the ``safetensors`` library's numpy API.
@@ -663,7 +666,7 @@ def _ct_scheme(qc: Dict[str, Any], module: str) -> Tuple[Optional[Dict[str, Any]
         for t in targets:
             if _ct_matches(t, module):
                 by_name = by_name or grp
-            elif not t.startswith("re:") and "." not in t:
+            elif t[:1].isupper() and "." not in t:  # a class name such as "Linear"
                 by_class = by_class or grp
     grp = by_name or by_class
     if grp is None:
