@@ -188,7 +188,8 @@ def act_order_g_idx(k: int, group_size: int, rng: np.random.Generator) -> np.nda
 
 
 def random_scales(shape: Tuple[int, ...], rng: np.random.Generator, dtype: str) -> np.ndarray:
-    """Positive scales exactly representable in dtype (float16 as np.float16, bfloat16 as float32)."""
+    """Positive scales exactly representable in dtype (float16 as np.float16, bfloat16 as
+    float32)."""
     s = rng.uniform(0.002, 0.05, size=shape).astype(np.float32)
     if dtype == "float16":
         return s.astype(np.float16)

@@ -263,7 +263,7 @@ def test_trivial_g_idx_gives_no_perm():
     assert qw.perm is None
 
 
-# --- bad input --------------------------------------------------------------------------------------
+# --- bad input ------------------------------------------------------------------------------------
 
 def _gptq_inputs(n: int = N, k: int = K, g: int = 128):
     qweight, qzeros = rp.gptq_pack(np.zeros((n, k), int), np.full((k // g, n), 8))
@@ -332,7 +332,7 @@ def test_awq_and_ct_errors():
         from_compressed_tensors(packed, bad, group_size=128)
 
 
-# --- torch tensors in, torch tensors out ------------------------------------------------------------
+# --- torch tensors in, torch tensors out ----------------------------------------------------------
 
 def test_torch_inputs():
     torch = pytest.importorskip("torch")
