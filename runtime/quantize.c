@@ -138,6 +138,7 @@ w4a16_status w4a16_quantize_ex(const void *weights, w4a16_host_type wtype, int64
             const int q = zp ? clamp_code((v[j] - z) / s) : clamp_code(v[j] / s + 8.0);
             const double d = (zp ? s * q + z : s * (q - 8)) - v[j];
             err += d * d;
+            if (err >= best_err) break; /* already no better: the rest cannot help it */
           }
         if (err < best_err) {
           best_err = err;
