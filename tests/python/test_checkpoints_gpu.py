@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ref_packers as rp  # noqa: E402
 import w4a16  # noqa: E402
-from w4a16.checkpoints import (from_awq, from_compressed_tensors, from_gptq)  # noqa: E402
+from w4a16.checkpoints import (from_awq, from_compressed_tensors, from_gptq,  # noqa: E402
+                               load_quantized)
 
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -91,3 +92,65 @@ def test_imported_layer_against_float64(fmt, sym, act, group, dtype):
         ref = x.double() @ w.T
         assert not y.isnan().any(), f"M = {m}: NaN outputs"
         assert rel_err(y, ref) < tol(dtype), f"M = {m}: error {rel_err(y, ref):.3g}"
+
+
+@gpu
+@pytest.mark.parametrize("fmt", ["gptq", "awq", "ct"])
+def test_loaded_checkpoint_runs_in_a_model(tmp_path, fmt):
+    """load_quantized -> replace_linears -> forward of a two-layer MLP, against the float64
+    product with each format's own dequantized weights (act-order for GPTQ and
+    compressed-tensors)."""
+    pytest.importorskip("safetensors")
+    import json
+    from safetensors.numpy import save_file
+    rng = np.random.default_rng(zlib.crc32(fmt.encode()))
+    shapes = {"fc1": (512, 1024), "fc2": (1024, 512)}  # name: (N, K)
+    g, tensors, refs = 128, {}, {}
+    for name, (n, k) in shapes.items():
+        groups = k // g
+        g_idx = rp.act_order_g_idx(k, g, rng)
+        if fmt == "ct":
+            values, zp = rng.integers(-8, 8, (n, k)), rng.integers(-8, 8, (n, groups))
+            scale = rp.random_scales((n, groups), rng, "float16")
+            packed, zpp = rp.ct_pack_to_int32(values), rp.ct_pack_to_int32(zp, packed_dim=0)
+            tensors.update({f"{name}.weight_packed": packed, f"{name}.weight_scale": scale,
+                            f"{name}.weight_zero_point": zpp,
+                            f"{name}.weight_shape": np.array([n, k], np.int64),
+                            f"{name}.weight_g_idx": g_idx})
+            refs[name] = rp.ct_dequant(packed, scale, zpp, g_idx, (n, k))
+            continue
+        codes, zeros = rng.integers(0, 16, (n, k)), rng.integers(1, 16, (groups, n))
+        scales = rp.random_scales((groups, n), rng, "float16")
+        if fmt == "awq":
+            qweight, qzeros = rp.awq_pack(codes, zeros)
+            refs[name] = rp.awq_dequant(qweight, qzeros, scales, g)
+        else:
+            qweight, qzeros = rp.gptq_pack(codes, zeros)
+            tensors[f"{name}.g_idx"] = g_idx
+            refs[name] = rp.gptq_dequant(qweight, qzeros, scales, g_idx)
+        tensors.update({f"{name}.qweight": qweight, f"{name}.qzeros": qzeros,
+                        f"{name}.scales": scales})
+    qc = {"gptq": {"quant_method": "gptq", "bits": 4, "group_size": g, "desc_act": True,
+                   "sym": False},
+          "awq": {"quant_method": "awq", "bits": 4, "group_size": g, "zero_point": True,
+                  "version": "gemm"},
+          "ct": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+                 "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                     "num_bits": 4, "type": "int", "symmetric": False, "strategy": "group",
+                     "group_size": g, "actorder": "group"}}}}}[fmt]
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": qc}))
+    ck = load_quantized(tmp_path)
+    model = torch.nn.Sequential()
+    model.add_module("fc1", torch.nn.Linear(1024, 512, bias=False, dtype=torch.float16))
+    model.add_module("act", torch.nn.ReLU())
+    model.add_module("fc2", torch.nn.Linear(512, 1024, bias=False, dtype=torch.float16))
+    model = model.cuda()
+    report = w4a16.nn.replace_linears(model, ck.quantized)
+    assert sorted(report.replaced) == ["fc1", "fc2"], str(report)
+    w1, w2 = (torch.from_numpy(refs[n]).cuda() for n in ("fc1", "fc2"))
+    for m in (1, 16, 128):
+        x = torch.randn(m, 1024, device="cuda").half()
+        y = model(x)
+        ref = torch.relu(x.double() @ w1.T) @ w2.T
+        assert rel_err(y, ref) < 2 * tol("float16"), f"M = {m}: error {rel_err(y, ref):.3g}"
