@@ -592,13 +592,20 @@ def _checkpoint_files(folder: Path) -> List[Path]:
 
 
 def _quant_config(folder: Path) -> Dict[str, Any]:
-    """The quantization config: config.json's ``quantization_config``, else quantize_config.json
-    (AutoGPTQ) or quant_config.json (AutoAWQ), with ``quant_method`` filled in."""
+    """The quantization config: config.json's ``quantization_config`` (or ``compression_config``,
+    the name of early compressed-tensors checkpoints), else quantize_config.json (AutoGPTQ) or
+    quant_config.json (AutoAWQ), with ``quant_method`` filled in."""
     cfg_file = folder / "config.json"
     if cfg_file.is_file():
-        qc = _read_json(cfg_file).get("quantization_config")
+        cfg = _read_json(cfg_file)
+        qc = cfg.get("quantization_config")
         if isinstance(qc, dict):
             return dict(qc)
+        qc = cfg.get("compression_config")
+        if isinstance(qc, dict):
+            qc = dict(qc)
+            qc.setdefault("quant_method", "compressed-tensors")
+            return qc
     for name, method in (("quantize_config.json", "gptq"), ("quant_config.json", "awq")):
         f = folder / name
         if f.is_file():
@@ -706,7 +713,9 @@ def load_quantized(path: Union[str, os.PathLike], *, dtype: Any = None) -> Quant
         path: the checkpoint folder (or a file inside it).
         dtype: the activation dtype of every layer; None takes each layer's scale dtype (float16
             or bfloat16; float32 scales follow the config's ``torch_dtype``), so that the scales
-            are carried over exactly.
+            are carried over exactly. A model that runs in another dtype (a bfloat16 model
+            with float16 GPTQ scales) needs its dtype here: the op takes activations of the
+            scales' dtype only, and the scales are then rounded to it.
 
     Returns:
         A :class:`QuantizedCheckpoint`: ``.quantized`` ``{module name: QuantizedWeight}``,

@@ -534,6 +534,20 @@ def test_load_compressed_tensors(tmp_path, shards, sym, strategy, act):
     np.testing.assert_array_equal(ck.tensors["model.norm.weight"], norm)
 
 
+def test_load_early_compressed_tensors_compression_config(tmp_path):
+    """Early compressed-tensors checkpoints name the config compression_config."""
+    pytest.importorskip("safetensors")
+    refs, _ = _ct_checkpoint(tmp_path, 1, False, "group", True)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    qc = cfg.pop("quantization_config")
+    del qc["quant_method"]
+    cfg["compression_config"] = qc
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    ck = load_quantized(tmp_path)
+    assert ck.method == "compressed-tensors" and sorted(ck.quantized) == sorted(LAYERS)
+    _close(ck.quantized[LAYERS[0]], refs[LAYERS[0]], "bfloat16")
+
+
 def test_load_dtype_override(tmp_path):
     pytest.importorskip("safetensors")
     _gptq_checkpoint(tmp_path, 1, False, act=False, config_name="config.json")
