@@ -195,3 +195,101 @@ def random_scales(shape: Tuple[int, ...], rng: np.random.Generator, dtype: str) 
         return s.astype(np.float16)
     bits = (s.view(np.uint32) + 0x8000) >> 16
     return (bits << 16).astype(np.uint32).view(np.float32)
+
+
+# --- round-to-nearest checkpoints from float weights ---------------------------------------------
+# Each format's range convention without calibration data (no Hessian, no activation scaling):
+# enough to turn real float weights into checkpoints of every format for end-to-end tests.
+
+def _f16(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float16).astype(np.float64)
+
+
+def _group_ranges(w: np.ndarray, group_size: int, order: Optional[np.ndarray]
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``g_idx`` [K] (columns fill the groups in ``order``, default 0..K-1) and each group's
+    minimum and maximum ``[N, G]``, widened to include 0 (as GPTQ and compressed-tensors do)."""
+    n, k = w.shape
+    order = np.arange(k) if order is None else np.asarray(order)
+    g_idx = np.empty(k, dtype=np.int32)
+    g_idx[order] = np.arange(k) // group_size
+    lo = np.empty((n, k // group_size))
+    hi = np.empty_like(lo)
+    for gi in range(lo.shape[1]):
+        cols = w[:, g_idx == gi]
+        lo[:, gi] = np.minimum(cols.min(axis=1), 0)
+        hi[:, gi] = np.maximum(cols.max(axis=1), 0)
+    return g_idx, lo, hi
+
+
+def gptq_checkpoint(w: np.ndarray, group_size: int, sym: bool = True,
+                    order: Optional[np.ndarray] = None, v2: bool = False) -> dict:
+    """GPTQ tensors of float weights ``[N, K]`` by round-to-nearest.
+
+    GPTQ's quantizer: asymmetric ``scale = (max - min) / 15``, ``zero = round(-min / scale)``;
+    symmetric ranges ``[-max|w|, max|w|]`` with ``zero = 8``. ``order`` (act-order, e.g.
+    descending Hessian diagonal) is the order in which columns fill the groups; ``g_idx`` records
+    it. Scales float16. Returns ``qweight``, ``qzeros``, ``scales``, ``g_idx``.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    g_idx, lo, hi = _group_ranges(w, group_size, order)
+    if sym:
+        hi = np.maximum(-lo, hi)
+        lo = -hi
+    s = _f16(np.where(hi > lo, (hi - lo) / 15, 1.0))          # [N, G]
+    zeros = np.full(s.shape, 8) if sym else np.clip(np.rint(-lo / s), 0, 15).astype(np.int64)
+    codes = np.clip(np.rint(w / s[:, g_idx]) + zeros[:, g_idx], 0, 15).astype(np.int64)
+    scales, zeros = s.T, zeros.T
+    qweight, qzeros = gptq_pack(codes, zeros, v2=v2)
+    return {"qweight": qweight, "qzeros": qzeros, "scales": scales.astype(np.float16),
+            "g_idx": g_idx}
+
+
+def awq_checkpoint(w: np.ndarray, group_size: int) -> dict:
+    """AWQ GEMM tensors of float weights ``[N, K]`` by round-to-nearest with zero points
+    (AutoAWQ's ``pseudo_quantize_tensor`` range: ``scale = (max - min) / 15``,
+    ``zero = clamp(-round(min / scale), 0, 15)``), scales float16."""
+    w = np.asarray(w, dtype=np.float64)
+    n, k = w.shape
+    wg = w.reshape(n, k // group_size, group_size)
+    lo, hi = wg.min(axis=2), wg.max(axis=2)
+    s = _f16(np.maximum(hi - lo, 1e-5) / 15)                  # [N, G]
+    z = np.clip(-np.rint(lo / s), 0, 15)
+    codes = np.clip(np.rint(wg / s[:, :, None]) + z[:, :, None], 0, 15).reshape(n, k)
+    qweight, qzeros = awq_pack(codes.astype(np.int64), z.T.astype(np.int64))
+    return {"qweight": qweight, "qzeros": qzeros, "scales": s.T.astype(np.float16)}
+
+
+def ct_checkpoint(w: np.ndarray, group_size: Optional[int], symmetric: bool = True,
+                  order: Optional[np.ndarray] = None) -> dict:
+    """compressed-tensors pack-quantized tensors of float weights ``[N, K]`` by round-to-nearest.
+
+    Its ``calculate_qparams``: symmetric ``scale = max|w| / 7.5``, ``zp = 0``; asymmetric
+    ``scale = (max - min) / 15``, ``zp = clamp(round(-8 - min / scale), -8, 7)``; group_size None
+    is the ``"channel"`` strategy. ``order`` as in :func:`gptq_checkpoint` (actorder
+    ``"group"``: ``weight_g_idx`` saved). Scales float32 values exact in bfloat16.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    n, k = w.shape
+    g_idx, lo, hi = _group_ranges(w, k if group_size is None else group_size, order)
+    if symmetric:
+        scale = bf16_round(np.maximum(np.maximum(-lo, hi), 1e-8) / 7.5)
+        zp = np.zeros(scale.shape, dtype=np.int64)
+    else:
+        scale = bf16_round(np.maximum(hi - lo, 1e-8) / 15)
+        zp = np.clip(np.rint(-8 - lo / scale), -8, 7).astype(np.int64)
+    values = np.clip(np.rint(w / scale[:, g_idx]) + zp[:, g_idx], -8, 7).astype(np.int64)
+    out = {"weight_packed": ct_pack_to_int32(values), "weight_scale": scale.astype(np.float32),
+           "weight_shape": np.array([n, k], dtype=np.int64)}
+    if not symmetric:
+        out["weight_zero_point"] = ct_pack_to_int32(zp, packed_dim=0)
+    if group_size is not None and order is not None:
+        out["weight_g_idx"] = g_idx
+    return out
+
+
+def bf16_round(s: np.ndarray) -> np.ndarray:
+    """float values rounded to bfloat16 (nearest even), as float64."""
+    bits = np.asarray(s, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)

@@ -668,3 +668,43 @@ def test_load_duplicate_tensor_across_shards(tmp_path):
     _save(other, {**load_file(str(other)), **dict(list(load_file(str(shard)).items())[:1])})
     with pytest.raises(ValueError, match=r"is also in"):
         load_quantized(tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["gptq-sym", "gptq-asym-act", "gptq_v2-asym", "awq",
+                                 "ct-sym", "ct-asym-act", "ct-channel"])
+def test_round_to_nearest_checkpoints_of_float_weights(fmt):
+    """ref_packers' checkpoints of float weights import to their own decoders' weights, which
+    are within the 4-bit rounding of the float weights."""
+    rng = _rng("rtn", fmt)
+    w = rng.standard_normal((N, K)) * 0.02
+    order = np.argsort(-np.abs(w).sum(axis=0), kind="stable") if "act" in fmt else None
+    g = 64
+    if fmt.startswith("gptq"):
+        v2, sym = fmt.startswith("gptq_v2"), "-sym" in fmt
+        t = rp.gptq_checkpoint(w, g, sym=sym, order=order, v2=v2)
+        qw = from_gptq(t["qweight"], t["qzeros"], t["scales"], t["g_idx"], group_size=g,
+                       sym=sym, checkpoint_format="gptq_v2" if v2 else "gptq")
+        ref = rp.gptq_dequant(t["qweight"], t["qzeros"], t["scales"], t["g_idx"], v2=v2)
+        dtype, s_max = "float16", np.abs(t["scales"]).max()
+    elif fmt == "awq":
+        t = rp.awq_checkpoint(w, g)
+        qw = from_awq(t["qweight"], t["qzeros"], t["scales"], group_size=g)
+        ref = rp.awq_dequant(t["qweight"], t["qzeros"], t["scales"], g)
+        dtype, s_max = "float16", np.abs(t["scales"]).max()
+    else:
+        sym, gs = "-asym" not in fmt, None if fmt == "ct-channel" else g
+        t = rp.ct_checkpoint(w, gs, symmetric=sym, order=order)
+        g_idx = t.get("weight_g_idx", np.arange(K) // (gs or K))
+        qw = from_compressed_tensors(t["weight_packed"], t["weight_scale"],
+                                     t.get("weight_zero_point"), t.get("weight_g_idx"),
+                                     weight_shape=t["weight_shape"], group_size=gs,
+                                     symmetric=sym, strategy="channel" if gs is None else "group")
+        ref = rp.ct_dequant(t["weight_packed"], t["weight_scale"], t.get("weight_zero_point"),
+                            g_idx, (N, K))
+        dtype, s_max = "bfloat16", np.abs(t["weight_scale"]).max()
+        assert (qw.zeros is None) == sym
+    assert (qw.perm is not None) == (order is not None)
+    ulp = 2.0 ** (-11 if dtype == "float16" else -8)
+    np.testing.assert_allclose(qw.dequantize(), ref, rtol=0, atol=16 * s_max * ulp)
+    # round-to-nearest: within half a step where nothing clips (symmetric ranges may clip +max)
+    assert np.linalg.norm(ref - w) / np.linalg.norm(w) < 0.15
