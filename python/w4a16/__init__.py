@@ -21,6 +21,7 @@ from ._dtypes import (FINEGRAINED_SCALE_AND_ZEROS, FINEGRAINED_SCALE_ONLY,
 from ._lib import W4A16Error
 from ._select import KernelInfo, info, kernels, tune
 from ._weight import QuantizedWeight, pack, quantize, unpack
+from .parallel import shard
 from .checkpoints import (QuantizedCheckpoint, from_awq, from_compressed_tensors, from_gptq,
                           load_quantized)
 
