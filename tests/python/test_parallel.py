@@ -18,7 +18,6 @@ the op. The two-GPU run is tests/python/tp_mlp.py (torchrun).
 
 from __future__ import annotations
 
-import os
 import socket
 from typing import Any, List, Optional, Tuple
 
@@ -366,7 +365,6 @@ def test_gloo_two_ranks(rng) -> None:
     x = torch.randn(3, hid, dtype=torch.float64)
     manager = mp.Manager()
     results = manager.dict()
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     mp.spawn(_gloo_worker, args=(world, _free_port(), (gate, up, down, plain_down, bg, bu, bd, x),
                                         results),
              nprocs=world, join=True)
@@ -462,11 +460,11 @@ def test_gpu_refusal_leaves_weight(rng) -> None:
 
 
 @gpu
-def test_gpu_nccl_all_reduce_in_graph(rng) -> None:
+def test_gpu_nccl_all_reduce_in_graph(rng, monkeypatch) -> None:
     """One NCCL rank: the op and dist.all_reduce captured in one CUDA graph and replayed."""
     import torch.distributed as dist
     from w4a16.parallel import RowParallelLinear
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")  # the lent machines require it
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
                             world_size=1)
     try:
