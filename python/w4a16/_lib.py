@@ -89,6 +89,13 @@ class CACHE_ENV(ctypes.Structure):
                 ("registry_fingerprint", ctypes.c_uint64)]
 
 
+class QUANTIZE_OPTIONS(ctypes.Structure):
+    """``w4a16_quantize_options``: the range search of ``w4a16_quantize_ex``."""
+
+    _fields_ = [("struct_size", ctypes.c_size_t), ("clip_search", ctypes.c_int),
+                ("grid", ctypes.c_int), ("max_shrink", ctypes.c_float)]
+
+
 class PROFILE_OPTIONS(ctypes.Structure):
     """``w4a16_profile_options`` (zero = the defaults)."""
 
@@ -126,6 +133,8 @@ _PROTOTYPES = {
     "w4a16_workspace_size": (_INT, [_VP, _VP, _INT, _c.POINTER(_SZ)]),
     "w4a16_gemm": (_INT, [_VP, _VP, _VP, _SZ, _VP]),
     "w4a16_quantize": (_INT, [_VP, _INT, _I64, _I64, _INT, _INT, _INT, _VP, _VP, _VP]),
+    "w4a16_quantize_ex": (_INT, [_VP, _INT, _I64, _I64, _INT, _INT, _INT,
+                                 _c.POINTER(QUANTIZE_OPTIONS), _VP, _VP, _VP]),
     "w4a16_packed_size": (_INT, [_I64, _I64, _c.POINTER(_SZ)]),
     "w4a16_pack_weights": (_INT, [_VP, _I64, _I64, _VP]),
     "w4a16_unpack_weights": (_INT, [_VP, _I64, _I64, _VP]),
@@ -175,7 +184,13 @@ def lib() -> ctypes.CDLL:
                     "with `pip install .` from the source tree, or set W4A16_LIBRARY to a built "
                     "libw4a16.so") from e
             for name, (restype, argtypes) in _PROTOTYPES.items():
-                fn = getattr(handle, name)
+                try:
+                    fn = getattr(handle, name)
+                except AttributeError:
+                    raise OSError(
+                        f"w4a16: the C library at {path} has no {name}: it is older than this "
+                        "package; rebuild it from the same source tree (pip install ., or "
+                        "cmake --build)") from None
                 fn.restype = restype
                 fn.argtypes = argtypes
             _lib = handle

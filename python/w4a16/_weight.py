@@ -8,6 +8,7 @@ outputs are of the same kind as the input (torch tensors on the CPU, or numpy ar
 
 from __future__ import annotations
 
+import ctypes
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Tuple
@@ -15,7 +16,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _dtypes
-from ._lib import W4A16Error, check, last_error_message, lib
+from ._lib import QUANTIZE_OPTIONS, W4A16Error, check, last_error_message, lib
 
 __all__ = ["QuantizedWeight", "quantize", "pack", "unpack"]
 
@@ -133,12 +134,16 @@ def _per_column(group_size: Optional[int], k: int) -> bool:
 
 
 def quantize(weight: Array, group_size: Optional[int] = 128, zero_point: bool = False,
-             dtype: Any = "bfloat16") -> "QuantizedWeight":
+             dtype: Any = "bfloat16", clip_search: bool = False) -> "QuantizedWeight":
     """Quantize ``[N, K]`` float weights (like ``torch.nn.Linear.weight``) to 4 bits and pack them.
 
-    Round-to-nearest, as the C function ``w4a16_quantize`` (the same bits): symmetric modes use
-    ``s = max|w| / 7`` around the code 8, zero points ``s = (max - min) / 15``, ``z = min``;
-    scales and zeros are rounded to dtype first and the codes computed from the rounded values.
+    Round-to-nearest, as the C function ``w4a16_quantize_ex`` (the same bits): symmetric modes
+    use ``s = max|w| / 7.5`` around the code 8 (the whole code range, GPTQ's symmetric rule),
+    zero points ``s = (max - min) / 15``, ``z = min``; scales and zeros are rounded to dtype
+    first and the codes computed from the rounded values. ``clip_search`` also tries, per group,
+    the ranges ``p x`` the plain one for ``p = 1, 0.99, ..., 0.21`` and keeps the one with the
+    smallest squared error of the dequantized weights (GPTQ's ``mse`` grid; about 80 times the
+    work).
 
     Args:
         weight: ``[N, K]`` float32, float16 or bfloat16 (numpy, or torch on any device);
@@ -148,6 +153,7 @@ def quantize(weight: Array, group_size: Optional[int] = 128, zero_point: bool = 
         zero_point: also store a float zero point per group (FINEGRAINED_SCALE_AND_ZEROS).
         dtype: the activation dtype the scales are stored in (``"bfloat16"``, ``"float16"``,
             or a torch / numpy dtype).
+        clip_search: search each group's range (see above).
 
     Returns:
         A :class:`QuantizedWeight` on the host, of the input's kind (torch or numpy).
@@ -193,7 +199,8 @@ def quantize(weight: Array, group_size: Optional[int] = 128, zero_point: bool = 
     scales = np.empty((groups, n), dtype=np.uint16)
     zeros = np.empty((groups, n), dtype=np.uint16) if zero_point else None
     c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else g
-    _quantize_rows(w, host_type, mode, c_group, _dtypes.c_dtype(dt), codes, scales, zeros)
+    _quantize_rows(w, host_type, mode, c_group, _dtypes.c_dtype(dt), bool(clip_search), codes,
+                   scales, zeros)
     packed = np.empty((n, k // 2), dtype=np.uint8)
     check(lib().w4a16_pack_weights(_ptr(codes), n, k, _ptr(packed)))
     qw = QuantizedWeight(packed, _dtypes.from_bits(scales, dt),
@@ -203,8 +210,9 @@ def quantize(weight: Array, group_size: Optional[int] = 128, zero_point: bool = 
 
 
 def _quantize_rows(w: np.ndarray, host_type: int, mode: int, c_group: int, c_dtype: int,
-                   codes: np.ndarray, scales: np.ndarray, zeros: Optional[np.ndarray]) -> None:
-    """``w4a16_quantize`` over blocks of rows on a thread pool (ctypes releases the GIL).
+                   clip_search: bool, codes: np.ndarray, scales: np.ndarray,
+                   zeros: Optional[np.ndarray]) -> None:
+    """``w4a16_quantize_ex`` over blocks of rows on a thread pool (ctypes releases the GIL).
 
     Rows are quantized independently, so blocks give the same bits as one call; each block's
     [G, rows] scales and zeros are copied into their columns of the [G, N] outputs. The first
@@ -212,6 +220,7 @@ def _quantize_rows(w: np.ndarray, host_type: int, mode: int, c_group: int, c_dty
     """
     n, k = w.shape
     L = lib()
+    opts = QUANTIZE_OPTIONS(struct_size=ctypes.sizeof(QUANTIZE_OPTIONS), clip_search=clip_search)
     rows = max(16, (1 << 22) // max(k, 1))
     blocks = [(r, min(n, r + rows)) for r in range(0, n, rows)]
 
@@ -219,9 +228,9 @@ def _quantize_rows(w: np.ndarray, host_type: int, mode: int, c_group: int, c_dty
         r0, r1 = block
         s = np.empty((scales.shape[0], r1 - r0), np.uint16)
         z = np.empty_like(s) if zeros is not None else None
-        st = L.w4a16_quantize(_ptr(w) + r0 * k * w.itemsize, host_type, r1 - r0, k, mode,
-                              c_group, c_dtype, _ptr(codes) + r0 * k, _ptr(s),
-                              _ptr(z) if z is not None else None)
+        st = L.w4a16_quantize_ex(_ptr(w) + r0 * k * w.itemsize, host_type, r1 - r0, k, mode,
+                                 c_group, c_dtype, opts, _ptr(codes) + r0 * k, _ptr(s),
+                                 _ptr(z) if z is not None else None)
         if st:
             return st, last_error_message()
         scales[:, r0:r1] = s
@@ -238,8 +247,9 @@ def _quantize_rows(w: np.ndarray, host_type: int, mode: int, c_group: int, c_dty
     if any(st for st, _ in results):
         # the library's message names the row within its block: one call over all rows names it
         # in the whole weight
-        check(L.w4a16_quantize(_ptr(w), host_type, n, k, mode, c_group, c_dtype, _ptr(codes),
-                               _ptr(scales), _ptr(zeros) if zeros is not None else None))
+        check(L.w4a16_quantize_ex(_ptr(w), host_type, n, k, mode, c_group, c_dtype, opts,
+                                  _ptr(codes), _ptr(scales),
+                                  _ptr(zeros) if zeros is not None else None))
         st, msg = next(r for r in results if r[0])
         raise W4A16Error(st, msg)
 
