@@ -125,6 +125,16 @@ static void test_list(void **state) {
   r = run("list", "****************************************Q", NULL);
   assert_int_equal(r->status, 0);
   assert_non_null(strstr(r->out, "0 of "));
+  /* --shape: each kernel can implement the problem ("yes") or says why not */
+  r = run("list", "--tsv", "--shape", "100,2368,1664", "--mode", "fgsz", "--group", "0", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "\tcan_implement\n"));
+  assert_true(strstr(r->out, "\tyes\n") || strstr(r->out, "W4A16_STATUS_"));
+  r = run("list", "--shape", "3,4096,4096", "--dtype", "f16", NULL);
+  assert_int_equal(r->status, 0);
+  assert_non_null(strstr(r->out, "can_implement"));
+  expect_usage(run("list", "--shape", "3,4096", NULL), "--shape", NULL);
+  expect_usage(run("list", "--shape", "3,64,64", "--mode", "xx", NULL), "--mode", NULL);
 }
 
 static void test_tune_errors(void **state) {

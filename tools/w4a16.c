@@ -143,9 +143,12 @@ static int getopt_error(const char *cmd, int c, char **argv) {
 
 static void list_help(FILE *f) {
   fprintf(f,
-          "usage: w4a16 list [--tsv] [FILTER]\n"
+          "usage: w4a16 list [--tsv] [--shape M,N,K [--dtype D] [--mode MODE] [--group G]] [FILTER]\n"
           "\n"
           "List the kernels compiled into this library with their fields.\n"
+          "--shape M,N,K (with --dtype f16|bf16, default bf16; --mode pc|fgs|fgsz, default fgs;\n"
+          "--group G, default 128, 0 = one group a column): a last column says whether each kernel\n"
+          "can implement that problem, or why not (w4a16_can_implement's message).\n"
           "FILTER: comma-separated patterns; '*' matches any run of characters (the whole name\n"
           "must match, as in W4A16_KERNELS), a pattern without '*' matches as a substring.\n"
           "\n"
@@ -154,26 +157,58 @@ static void list_help(FILE *f) {
 }
 
 static int cmd_list(int argc, char **argv) {
-  static const struct option opts[] = {{"tsv", no_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-  int tsv = 0, c;
+  static const struct option opts[] = {{"tsv", no_argument, NULL, 't'},      {"shape", required_argument, NULL, 's'},
+                                       {"dtype", required_argument, NULL, 'd'}, {"mode", required_argument, NULL, 'm'},
+                                       {"group", required_argument, NULL, 'g'}, {"help", no_argument, NULL, 'h'},
+                                       {0, 0, 0, 0}};
+  int tsv = 0, c, shape = 0, group_given = 0;
+  w4a16_problem prob;
+  memset(&prob, 0, sizeof prob);
+  prob.dtype = W4A16_DTYPE_BF16;
+  prob.mode = W4A16_FINEGRAINED_SCALE_ONLY;
+  prob.group_size = 128;
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case 't': tsv = 1; break;
+    case 's': {
+      int64_t v[3];
+      if (parse_int_list(optarg, 0, INT32_MAX, v, 3) != 3)
+        return usage_error("list", "invalid value '%s' for --shape (M,N,K)", optarg);
+      prob.m = v[0];
+      prob.n = v[1];
+      prob.k = v[2];
+      shape = 1;
+      break;
+    }
+    case 'd':
+      if (!parse_dtype(optarg, &prob.dtype)) return usage_error("list", "invalid value '%s' for --dtype (f16, bf16)", optarg);
+      break;
+    case 'm':
+      if (!parse_mode(optarg, &prob.mode)) return usage_error("list", "invalid value '%s' for --mode (pc, fgs, fgsz)", optarg);
+      break;
+    case 'g': {
+      int64_t g;
+      if (!parse_int(optarg, 0, INT32_MAX, &g)) return usage_error("list", "invalid value '%s' for --group", optarg);
+      prob.group_size = (int)g;
+      group_given = 1;
+      break;
+    }
     case 'h': list_help(stdout); return 0;
     default: return getopt_error("list", c, argv);
     }
   }
+  if (prob.mode == W4A16_PER_COLUMN_SCALE_ONLY && !group_given) prob.group_size = 0;
   if (argc - optind > 1) return usage_error("list", "unexpected argument '%s' (one FILTER at most)", argv[optind + 1]);
   const char *filter = optind < argc ? argv[optind] : NULL;
   size_t count = w4a16_kernel_count(), shown = 0;
   if (tsv)
     printf("name\tfamily\tarch\tsm_min\tsm_max\tdtype\tmode\ttile_n\ttile_m\ttile_k\tcluster\tschedule\tstages\t"
-           "split_k\tthreads\tsmem_bytes\tmin_group\n");
+           "split_k\tthreads\tsmem_bytes\tmin_group%s\n", shape ? "\tcan_implement" : "");
   else
-    printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3s %5s %4s %7s\n", "name", "fam", "arch", "sm", "dtype",
-           "mode", "tile NxMxK", "cluster", "schedule", "stg", "split", "thr", "smem");
+    printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3s %5s %4s %7s%s\n", "name", "fam", "arch", "sm", "dtype",
+           "mode", "tile NxMxK", "cluster", "schedule", "stg", "split", "thr", "smem", shape ? "  can_implement" : "");
   for (size_t i = 0; i < count; ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!k || !name_matches(filter, k->name)) continue;
@@ -185,15 +220,24 @@ static int cmd_list(int argc, char **argv) {
       snprintf(sm, sizeof sm, "%d+", k->sm_min);
     else
       snprintf(sm, sizeof sm, "%d-%d", k->sm_min, k->sm_max);
+    /* with --shape: "yes", or why not (the status's name and can_implement's message) */
+    char why[600] = "";
+    if (shape) {
+      const w4a16_status st = w4a16_can_implement(k, &prob);
+      if (st == W4A16_STATUS_OK)
+        snprintf(why, sizeof why, "%syes", tsv ? "\t" : "  ");
+      else
+        snprintf(why, sizeof why, "%s%s: %s", tsv ? "\t" : "  ", w4a16_status_name(st), w4a16_last_error_message());
+    }
     if (tsv)
-      printf("%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", k->name,
+      printf("%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d%s\n", k->name,
              w4a16_family_name(k->family), k->arch, k->sm_min, k->sm_max, w4a16_dtype_name(k->dtype),
              w4a16_quant_mode_name(k->mode), k->tile_n, k->tile_m, k->tile_k, cluster,
-             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes, k->min_group);
+             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes, k->min_group, why);
     else
-      printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3d %5d %4d %7d\n", k->name,
+      printf("%-48s %-5s %-6s %-9s %-5s %-5s %-12s %-7s %-12s %3d %5d %4d %7d%s\n", k->name,
              w4a16_family_name(k->family), k->arch, sm, w4a16_dtype_name(k->dtype), mode_short(k->mode), tile, cluster,
-             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes);
+             w4a16_schedule_name(k->schedule), k->stages, k->split_k, k->threads, k->smem_bytes, why);
   }
   if (!tsv) printf("%zu of %zu kernels\n", shown, count);
   return 0;
