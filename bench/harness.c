@@ -114,7 +114,8 @@ static void usage(FILE *f) {
           "  --nk LIST             explicit NxK pairs (e.g. 57344x8192,8192x28672)\n"
           "  --dtype f16|bf16      activation dtype (default bf16)\n"
           "  --mode fgs|fgsz|pc    FINEGRAINED_SCALE_ONLY (default), _AND_ZEROS, PER_COLUMN_SCALE_ONLY\n"
-          "  --group G             group size of the fine-grained modes (default 128)\n"
+          "  --group G             group size of the fine-grained modes (default 128; 0: one group a\n"
+          "                        column, e.g. --mode fgsz --group 0 for per-column zero points)\n"
           "  --bias                with a bias vector\n"
           "Kernels:\n"
           "  --kernels PATTERNS    only kernels whose names match ('*' wildcards, ',' separated;\n"
@@ -350,9 +351,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         else rc = bad_arg("--mode", a, "expected fgs, fgsz or pc");
         break;
       case OPT_GROUP:
-        rc = parse_int("--group", a, 1, &o->group);
-        if (!rc && o->group != 32 && o->group != 64 && o->group != 128 && o->group != 256)
-          rc = bad_arg("--group", a, "expected 32, 64, 128 or 256");
+        rc = parse_int("--group", a, 0, &o->group);
+        if (!rc && o->group != 0 && o->group != 32 && o->group != 64 && o->group != 128 && o->group != 256)
+          rc = bad_arg("--group", a, "expected 32, 64, 128, 256 or 0 (one group a column: K)");
         group_given = 1;
         break;
       case OPT_BIAS: o->bias = 1; break;
