@@ -79,7 +79,7 @@ SHARED = "shared/nonquant.safetensors"
 OWN_SHARD, SHARED_SHARD = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
 ST_FILES = ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json",
             "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
-            "1_Pooling")
+            "1_Pooling/config.json")
 CHECKPOINTS = ("gptq", "awq", "ct")
 
 #: The evaluation sentences: ten topics, with near-paraphrase pairs (consecutive lines marked
@@ -308,7 +308,8 @@ def _write_model_folder(folder: Path, data: Path, own: Dict[str, Any], config: D
     from safetensors import safe_open
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    for name in ST_FILES:
+    for name in ST_FILES:  # file symlinks only (a folder's own 1_Pooling/)
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         _link(data / "st" / name, folder / name)
     size = _save_safetensors(own, folder / OWN_SHARD)
     _link(data / SHARED, folder / SHARED_SHARD)
