@@ -59,9 +59,11 @@ _graph_ws: Dict[int, Tensor] = {}
 
 try:
     _raw_stream = torch._C._cuda_getCurrentRawStream  # the stream handle without a Stream object
-except AttributeError:  # pragma: no cover - older torch
+    _current_device = torch._C._cuda_getDevice  # torch.cuda.current_device() without its checks
+except AttributeError:  # pragma: no cover - older torch or a build without CUDA
     def _raw_stream(index: int) -> int:
         return torch.cuda.current_stream(index).cuda_stream
+    _current_device = torch.cuda.current_device
 
 
 def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> None:
@@ -80,27 +82,34 @@ def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> Non
 
 def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
            bias: Optional[Tensor], group_size: int) -> Tuple[int, int, int, int, int]:
-    """Shape, dtype and layout checks on (possibly fake) tensors: (M, N, K, group, mode)."""
-    if a.dtype not in _C_DTYPE:
-        raise TypeError(f"w4a16.gemm: a has dtype {a.dtype}; it must be float16 or bfloat16")
-    if a.dim() < 1:
+    """Shape, dtype and layout checks on (possibly fake) tensors: (M, N, K, group, mode).
+
+    Each tensor attribute is read once: this runs on every call of the op.
+    """
+    adt = a.dtype
+    if adt not in _C_DTYPE:
+        raise TypeError(f"w4a16.gemm: a has dtype {adt}; it must be float16 or bfloat16")
+    sa = a.shape
+    if len(sa) < 1:
         raise ValueError("w4a16.gemm: a must have at least one dimension [..., K]")
     if w.dtype != torch.uint8:
         raise TypeError(f"w4a16.gemm: w has dtype {w.dtype}; it must be uint8 (packed [N, K/2])")
-    if w.dim() != 2:
-        raise ValueError(f"w4a16.gemm: w has shape {tuple(w.shape)}; it must be [N, K/2]")
-    k = a.shape[-1]
-    n = w.shape[0]
-    if w.shape[1] * 2 != k:
-        raise ValueError(f"w4a16.gemm: w has shape {tuple(w.shape)} but a has K = {k}: w must be "
+    sw = w.shape
+    if len(sw) != 2:
+        raise ValueError(f"w4a16.gemm: w has shape {tuple(sw)}; it must be [N, K/2]")
+    k = sa[-1]
+    n = sw[0]
+    if sw[1] * 2 != k:
+        raise ValueError(f"w4a16.gemm: w has shape {tuple(sw)} but a has K = {k}: w must be "
                          f"[N, K/2] = [N, {k // 2}]")
-    if scales.dtype != a.dtype:
+    if scales.dtype != adt:
         raise TypeError(f"w4a16.gemm: scales have dtype {scales.dtype}; they must be a's dtype "
-                        f"{a.dtype}")
-    if scales.dim() != 2 or scales.shape[1] != n or scales.shape[0] < 1 or k % scales.shape[0]:
-        raise ValueError(f"w4a16.gemm: scales have shape {tuple(scales.shape)}; they must be "
+                        f"{adt}")
+    ss = scales.shape
+    if len(ss) != 2 or ss[1] != n or ss[0] < 1 or k % ss[0]:
+        raise ValueError(f"w4a16.gemm: scales have shape {tuple(ss)}; they must be "
                          f"[G, N] = [G, {n}] with G dividing K = {k}")
-    groups = scales.shape[0]
+    groups = ss[0]
     if groups == 1:
         if group_size not in (-1, 0, k):
             raise ValueError(f"w4a16.gemm: scales have one row (one scale per column) but "
@@ -112,44 +121,51 @@ def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
             raise ValueError(f"w4a16.gemm: group_size = {group_size} but scales [{groups}, {n}] "
                              f"over K = {k} give groups of {group}")
     if zeros is not None:
-        if zeros.dtype != a.dtype:
+        if zeros.dtype != adt:
             raise TypeError(f"w4a16.gemm: zeros have dtype {zeros.dtype}; they must be a's "
-                            f"dtype {a.dtype}")
-        if tuple(zeros.shape) != tuple(scales.shape):
-            raise ValueError(f"w4a16.gemm: zeros have shape {tuple(zeros.shape)}; they must "
-                             f"match scales {tuple(scales.shape)}")
+                            f"dtype {adt}")
+        sz = zeros.shape
+        if sz != ss:
+            raise ValueError(f"w4a16.gemm: zeros have shape {tuple(sz)}; they must "
+                             f"match scales {tuple(ss)}")
         mode = _dtypes.FINEGRAINED_SCALE_AND_ZEROS
     else:
         mode = (_dtypes.PER_COLUMN_SCALE_ONLY if groups == 1
                 else _dtypes.FINEGRAINED_SCALE_ONLY)
     if bias is not None:
-        if bias.dtype != a.dtype:
+        if bias.dtype != adt:
             raise TypeError(f"w4a16.gemm: bias has dtype {bias.dtype}; it must be a's dtype "
-                            f"{a.dtype}")
-        if bias.dim() != 1 or bias.shape[0] != n:
-            raise ValueError(f"w4a16.gemm: bias has shape {tuple(bias.shape)}; it must be "
+                            f"{adt}")
+        sb = bias.shape
+        if len(sb) != 1 or sb[0] != n:
+            raise ValueError(f"w4a16.gemm: bias has shape {tuple(sb)}; it must be "
                              f"[N] = [{n}]")
-    m = 1
-    for d in a.shape[:-1]:
-        m *= d
+    if len(sa) == 2:
+        m = sa[0]
+    else:
+        m = 1
+        for d in sa[:-1]:
+            m *= d
     return m, n, k, group, mode
 
 
 def _rows_view(x: Tensor, k: int, name: str) -> Tuple[Tensor, int]:
     """x as one [M, K] strided view and its row stride in elements (no copy)."""
-    if x.stride(-1) != 1 and x.shape[-1] > 1:
-        raise ValueError(f"w4a16.gemm: {name} has strides {tuple(x.stride())}; its last "
+    st = x.stride()
+    if st[-1] != 1 and x.shape[-1] > 1:
+        raise ValueError(f"w4a16.gemm: {name} has strides {tuple(st)}; its last "
                          "dimension must be contiguous (stride 1)")
-    if x.dim() == 2:
-        x2 = x
+    if len(st) == 2:
+        x2, rows = x, x.shape[0]
     else:
         try:
             x2 = x.view(-1, k)
         except RuntimeError:
             raise ValueError(f"w4a16.gemm: {name} of shape {tuple(x.shape)} and strides "
-                             f"{tuple(x.stride())} is not one strided [M, K] view; make it "
+                             f"{tuple(st)} is not one strided [M, K] view; make it "
                              "contiguous") from None
-    ld = x2.stride(0) if x2.shape[0] > 1 else k
+        st, rows = x2.stride(), x2.shape[0]
+    ld = st[0] if rows > 1 else k
     if ld % 8:
         raise ValueError(f"w4a16.gemm: {name} has a row stride of {ld} elements; it must be a "
                          "multiple of 8 (16 bytes)")
@@ -160,29 +176,29 @@ def _launch(dims: Tuple[int, int, int, int, int], a: Tensor, w: Tensor, scales: 
             zeros: Optional[Tensor], bias: Optional[Tensor], alpha: float, out: Tensor) -> None:
     """Check what _check left (devices, layouts, out), then run the library on out's [M, N]."""
     m, n, k, group, mode = dims
-    dev = a.device
-    if dev.type != "cuda":
-        raise ValueError(f"w4a16.gemm: a is on {dev}; the op runs on CUDA devices")
+    index = a.get_device()  # -1 on the CPU
+    if index < 0:
+        raise ValueError(f"w4a16.gemm: a is on {a.device}; the op runs on CUDA devices")
     for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias),
                     ("out", out)):
-        if t is not None and t.device != dev:
-            raise ValueError(f"w4a16.gemm: {name} is on {t.device} but a is on {dev}")
+        if t is not None and t.get_device() != index:
+            raise ValueError(f"w4a16.gemm: {name} is on {t.device} but a is on {a.device}")
     for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias)):
         if t is not None and not t.is_contiguous():
             raise ValueError(f"w4a16.gemm: {name} (shape {tuple(t.shape)}, strides "
                              f"{tuple(t.stride())}) must be contiguous")
     if out.dtype != a.dtype:
         raise TypeError(f"w4a16.gemm: out has dtype {out.dtype}; it must be a's dtype {a.dtype}")
-    want = tuple(a.shape[:-1]) + (n,)
-    if tuple(out.shape) != want:
-        raise ValueError(f"w4a16.gemm: out has shape {tuple(out.shape)}; it must be {want}")
+    want = a.shape[:-1] + (n,)
+    if out.shape != want:
+        raise ValueError(f"w4a16.gemm: out has shape {tuple(out.shape)}; it must be "
+                         f"{tuple(want)}")
     if m == 0:
         return
     a2, lda = _rows_view(a, k, "a")
     d2, ldd = _rows_view(out, n, "out")
     dtype = _C_DTYPE[a.dtype]
-    index = dev.index
-    if index != torch.cuda.current_device():
+    if index != _current_device():
         with torch.cuda.device(index):
             return _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode,
                          dtype, index)
