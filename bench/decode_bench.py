@@ -11,12 +11,12 @@ scales, and torch's int4 weights random nibbles through ``torch._convert_weight_
 
 One decode step (every layer, the final norm, the LM head and the argmax) is captured in one CUDA
 graph; the per-layer function is compiled with ``torch.compile(fullgraph=True)`` (weights are
-arguments, so one compiled graph serves all 32 layers). Context 512: the static KV cache holds 512
-random positions and each step attends over them plus itself. Reported: tokens/s at batch 1, 8 and
-32; the step split into its linears (the same calls, the LM head's included, alone in a graph)
-and the rest; for w4a16 at
-batch 1 also the step with an act-order gather (``index_select`` of the activations before each
-linear, as ``w4a16.nn.Linear`` does for act-order checkpoints).
+arguments, so one compiled graph serves all 32 layers; automatic dynamic shapes give batch 1 its
+own graph and the larger batches one with a symbolic batch). Context 512: the static KV cache holds
+512 random positions and each step attends over them plus itself. Reported: tokens/s at batch 1, 8
+and 32; the step split into its linears (the same calls, the LM head's included, alone in a graph)
+and the rest; for w4a16 at batch 1 also the step with an act-order gather (``index_select`` of the
+activations before each linear, as ``w4a16.nn.Linear`` does for act-order checkpoints).
 
 Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--json FILE]``
 """
@@ -92,7 +92,7 @@ def make_layer_fn(kind: str, act_order: bool) -> Callable:
         gu = linear(kind, x, gate_up, perms[2] if act_order else None)
         a = F.silu(gu[:, :INTER]) * gu[:, INTER:]
         return h + linear(kind, a, down, perms[3] if act_order else None)
-    return torch.compile(layer, fullgraph=True, dynamic=True)
+    return torch.compile(layer, fullgraph=True)  # batch 1 static; other batches one dynamic graph
 
 
 class Model:
