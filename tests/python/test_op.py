@@ -330,3 +330,22 @@ def test_no_kernel_raises_w4a16_error() -> None:
         assert e.name == "NO_KERNEL" and "N=80" in e.message
         return
     assert rel_err(out, a.double() @ wref.T) < tol(dtype)
+
+
+@gpu
+def test_tune_stores_a_ranking_the_op_uses(tmp_path, monkeypatch) -> None:
+    """w4a16.tune profiles a shape, stores its ranking in the config cache (a fresh file here)
+    and the op's kernel-NULL selection then runs (and is right) for that problem."""
+    monkeypatch.setenv("W4A16_CACHE_PATH", str(tmp_path / "configs.tsv"))
+    res = w4a16.tune([(8, 512, 1024)], group_size=128, dtype="bfloat16", warmup=1,
+                     iterations=2, progress=False)
+    assert len(res) == 1 and res[0].ranking, res
+    name, us = res[0].ranking[0]
+    assert name.startswith("w4a16_") and us > 0
+    assert name in {k.name for k in w4a16.kernels()}
+    qw, wref = make_layer(512, 1024, 128, False, torch.bfloat16)
+    x = torch.randn(8, 1024, device="cuda").to(torch.bfloat16)
+    out = torch.ops.w4a16.gemm(x, qw.qweight, qw.scales, None, None, 128)
+    assert rel_err(out, x.double() @ wref.T) < tol(torch.bfloat16)
+    info = w4a16.info()
+    assert info["gpu"] is not None and info["gpu"]["sm_count"] > 0
