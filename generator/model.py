@@ -101,6 +101,10 @@ class Config:
     threads: int = 128
     smem_bytes: int = 0
     min_group: int = 32
+    # N and K must be multiples of these (the kernel predicates part-full last tiles); 0: of the
+    # tile (tile_n x cluster_n, tile_k)
+    n_multiple: int = 0
+    k_multiple: int = 0
     template: str = ""
 
     @property

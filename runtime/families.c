@@ -101,14 +101,16 @@ w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_proble
                       w4a16_quant_mode_name(kd->mode), w4a16_quant_mode_name(p->mode));
   if (kd->tile_n <= 0 || kd->tile_m <= 0 || kd->tile_k <= 0)
     return w4a16_fail(W4A16_STATUS_INTERNAL_ERROR, "kernel %s has an empty tile", kd->name);
-  /* the CTAs of a cluster along N each own a tile_n block: N must cover whole clusters */
-  const int n_block = kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1);
+  /* the CTAs of a cluster along N each own a tile_n block: N must cover whole clusters, unless the
+     kernel predicates a part-full last tile (n_multiple, k_multiple: the sm80 family) */
+  const int n_block = kd->n_multiple > 0 ? kd->n_multiple : kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1);
   if (p->n % n_block != 0)
-    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs N %% %d == 0, N = %" PRId64, kd->name, n_block,
-                      p->n);
-  if (p->k % kd->tile_k != 0)
-    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs K %% %d == 0, K = %" PRId64, kd->name,
-                      kd->tile_k, p->k);
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs N %% %d == 0%s, N = %" PRId64, kd->name, n_block,
+                      kd->n_multiple > 0 ? "" : " (its tile: no part-full tile along N)", p->n);
+  const int k_block = kd->k_multiple > 0 ? kd->k_multiple : kd->tile_k;
+  if (p->k % k_block != 0)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s needs K %% %d == 0%s, K = %" PRId64, kd->name, k_block,
+                      kd->k_multiple > 0 ? "" : " (its tile: no part-full tile along K)", p->k);
   int64_t g = w4a16_effective_group(p);
   if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && g < kd->min_group)
     return w4a16_fail(W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "kernel %s needs group size >= %d, got %" PRId64,
@@ -128,8 +130,9 @@ static int64_t sm90_slots(const w4a16_kernel_desc *kd, int sm_count) {
 /* the split-K rule alone (w4a16_choose_split_k also leaves the stream-K problems unsplit) */
 static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
   if (kd->split_k <= 1 || sm_count <= 0 || p->m < 1) return 1;
-  int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * (p->n / kd->tile_n);
-  int64_t k_iters = p->k / kd->tile_k;
+  /* part-full last tiles count (N and K tails: kernels with n_multiple / k_multiple) */
+  int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * ((p->n + kd->tile_n - 1) / kd->tile_n);
+  int64_t k_iters = (p->k + kd->tile_k - 1) / kd->tile_k;
   if (kd->family == W4A16_FAMILY_SM90) {
     /* sm90 slices K unevenly ([z*k_iters/split, (z+1)*k_iters/split) k-blocks), so any
      * split <= k_iters works: the largest split whose units still fit in one wave of the
@@ -187,8 +190,9 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   if (force != 2 && kd->tile_k < 256 && split_k_rule(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
-  const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) * (p->n / (kd->tile_n * cn));
-  const int64_t k_iters = p->k / kd->tile_k;
+  const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) *
+                        ((p->n + kd->tile_n * cn - 1) / (kd->tile_n * cn));
+  const int64_t k_iters = (p->k + kd->tile_k - 1) / kd->tile_k;
   if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
   if (kd->tile_k >= 256 && p->m < W4A16_SM90_STREAMK_MIN_M_K256 && !min_m_forced &&
       (double)tiles < W4A16_SM90_STREAMK_SMALL_M_FILL * (double)slots)

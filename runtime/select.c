@@ -584,7 +584,7 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   const family_model *fm = ((int)kd->family >= 0 && (int)kd->family <= 2) ? &g_models[kd->family] : &g_models[0];
   if (split < 1) split = 1;
   double M = (double)p->m, N = (double)p->n, K = (double)p->k, S = sm_count > 0 ? sm_count : 1;
-  double mt = div_up(M, kd->tile_m), nt = floor(N / kd->tile_n);
+  double mt = div_up(M, kd->tile_m), nt = div_up(N, kd->tile_n); /* a part-full last tile counts whole */
   if (nt < 1) nt = 1;
   double ctas = mt * nt * split;
   /* stream-K (sm90, where the runtime takes it): the tiles' K iterations spread evenly over the

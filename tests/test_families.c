@@ -145,6 +145,36 @@ static void test_split_k_and_workspace(void **state) {
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_DTYPE_MISMATCH);
 }
 
+/* A kernel that takes part-full last tiles (n_multiple 16, k_multiple 64, as the sm80 family):
+   any N % 16, K % 64; its split-K and workspace count the part-full tiles; a kernel without says why */
+static void test_tail_rules(void **state) {
+  (void)state;
+  w4a16_kernel_desc t = fake_sm80;
+  t.n_multiple = 16;
+  t.k_multiple = 64;
+  w4a16_problem p = test_problem(100, 2368, 1664, 64, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  expect(w4a16_can_implement(&fake_sm80, &p), W4A16_STATUS_NOT_SUPPORTED, "N % 128 == 0 (its tile");
+  expect(w4a16_can_implement(&t, &p), W4A16_STATUS_OK, NULL);
+  p.n = 2048;
+  p.k = 192;
+  expect(w4a16_can_implement(&fake_sm80, &p), W4A16_STATUS_NOT_SUPPORTED, "K % 128 == 0 (its tile");
+  expect(w4a16_can_implement(&t, &p), W4A16_STATUS_OK, NULL);
+  p.n = 48;
+  p.k = 64;
+  expect(w4a16_can_implement(&t, &p), W4A16_STATUS_OK, NULL);
+  t.n_multiple = 32;
+  expect(w4a16_can_implement(&t, &p), W4A16_STATUS_NOT_SUPPORTED, "N % 32 == 0, N = 48");
+  t.n_multiple = 16;
+  /* split-K over ceil(K / tile_k) k-tiles: K = 1664 + 64 = 1728 is 13.5 tiles of 128 -> 14 */
+  p = test_problem(16, 208, 1728, 64, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16); /* 2 tiles */
+  const int s = w4a16_choose_split_k(&t, &p, 132);
+  assert_true(s > 1);
+  assert_int_equal(14 % s, 0);
+  size_t bytes = 0;
+  assert_int_equal(w4a16_workspace_size(&t, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)s * 16 * 208 * sizeof(float));
+}
+
 /* an sm90 kernel of the given tile, split-K up to 12, one CTA per SM (more than half an SM of
    shared memory) */
 static w4a16_kernel_desc fake_sm90(int tile_n, int tile_m, int tile_k) {
@@ -308,7 +338,7 @@ static void test_split_k_sm90(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules), cmocka_unit_test(test_cluster_rule),
-                                     cmocka_unit_test(test_split_k_and_workspace),
+                                     cmocka_unit_test(test_split_k_and_workspace), cmocka_unit_test(test_tail_rules),
                                      cmocka_unit_test(test_stream_k_sm90),
                                      cmocka_unit_test(test_split_k_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);

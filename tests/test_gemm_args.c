@@ -92,7 +92,9 @@ static void test_shapes(void **state) {
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "ldd = ");
   a = valid_args();
   a.problem.k += 64 * 3 + k->tile_k * 0; /* keeps K % 64 == 0; breaks K % tile_k for tile_k > 64 */
-  if (k->tile_k > 64) expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NOT_SUPPORTED, "K %");
+  /* (a kernel with a K tail, k_multiple 64, takes it) */
+  if (k->tile_k > 64 && k->k_multiple != 64)
+    expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NOT_SUPPORTED, "K %");
 }
 
 static void test_misaligned(void **state) {

@@ -14,7 +14,8 @@
  * every dtype x mode x group size x M = 1..16 (test_gemv_coverage; in the default set and the full
  * space, not in a build filtered by W4A16_KERNELS / W4A16_EXCLUDE_KERNELS).
  * One cmocka test per kernel; the data and the reference of a case are shared by all kernels.
- * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels. Exits 77 (ctest: skipped) without a GPU.
+ * W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels; W4A16_TEST_TRACE prints each launch before it
+ * runs. Exits 77 (ctest: skipped) without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -39,7 +40,7 @@
 /* group size slots: 32, 64, 128, 256, per-column */
 enum { N_GROUP_SLOTS = 5 };
 static int group_slot(const w4a16_problem *p) {
-  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY) return 4;
+  if (p->mode == W4A16_PER_COLUMN_SCALE_ONLY || p->group_size == 0 || p->group_size == p->k) return 4;
   return p->group_size == 32 ? 0 : p->group_size == 64 ? 1 : p->group_size == 128 ? 2 : 3;
 }
 static const int kSlotGroup[N_GROUP_SLOTS] = {32, 64, 128, 256, 0};
@@ -64,6 +65,7 @@ static int g_gemv_built[2][3]; /* GEMV kernels of that dtype x mode runnable her
 static kernel_result *g_results;
 static size_t g_count;
 static int g_have_gpu;
+static int g_trace; /* W4A16_TEST_TRACE: each launch's kernel and case on stderr before it runs */
 
 static int gpu_present(void) {
   int count = 0;
@@ -76,13 +78,15 @@ static const uint16_t kPoison = 0xFFFF; /* NaN in fp16 and bf16 */
 
 /* The status can_implement must give for kernel kd and a valid problem p, from the descriptor alone
    (w4a16.h: the first violated rule): another dtype or mode; N not a whole number of the kernel's
-   N blocks (tile_n x cluster_n) or K of k-blocks; a fine-grained group below the kernel's smallest;
+   N blocks (tile_n x cluster_n, or n_multiple where it takes a part-full last tile) or K of k-blocks
+   (tile_k, or k_multiple); a fine-grained group below the kernel's smallest;
    a GEMV kernel's M above its tile_m. */
 static w4a16_status expected_status(const w4a16_kernel_desc *kd, const w4a16_problem *p) {
   if (kd->dtype != p->dtype) return W4A16_STATUS_DTYPE_MISMATCH;
   if (kd->mode != p->mode) return W4A16_STATUS_MODE_MISMATCH;
-  if (p->n % ((int64_t)kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1)) != 0) return W4A16_STATUS_NOT_SUPPORTED;
-  if (p->k % kd->tile_k != 0) return W4A16_STATUS_NOT_SUPPORTED;
+  const int64_t n_block = kd->n_multiple > 0 ? kd->n_multiple : (int64_t)kd->tile_n * (kd->cluster_n > 1 ? kd->cluster_n : 1);
+  if (p->n % n_block != 0) return W4A16_STATUS_NOT_SUPPORTED;
+  if (p->k % (kd->k_multiple > 0 ? kd->k_multiple : kd->tile_k) != 0) return W4A16_STATUS_NOT_SUPPORTED;
   if (p->mode != W4A16_PER_COLUMN_SCALE_ONLY && p->group_size < kd->min_group) return W4A16_STATUS_UNSUPPORTED_GROUP_SIZE;
   if (kd->family == W4A16_FAMILY_GEMV && p->m > kd->tile_m) return W4A16_STATUS_NOT_SUPPORTED;
   return W4A16_STATUS_OK;
@@ -104,7 +108,7 @@ typedef struct gpu_case {
 static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes) {
   const w4a16_problem *p = &c->p;
   const int64_t m = p->m, n = p->n, k = p->k, lda = p->lda, ldd = p->ldd;
-  const int64_t g = p->mode == W4A16_PER_COLUMN_SCALE_ONLY ? k : p->group_size, groups = k / g;
+  const int64_t g = p->mode == W4A16_PER_COLUMN_SCALE_ONLY || p->group_size == 0 ? k : p->group_size, groups = k / g;
   char desc[200];
   snprintf(desc, sizeof desc, "%s %s M=%lld N=%lld K=%lld lda=%lld ldd=%lld group=%lld bias=%d alpha=%.3f",
            w4a16_dtype_name(p->dtype), w4a16_quant_mode_name(p->mode), (long long)m, (long long)n, (long long)k,
@@ -184,6 +188,10 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
           break;
         }
     }
+    if (g_trace) {
+      fprintf(stderr, "run %s on %s\n", kr->kernel->name, desc);
+      fflush(stderr);
+    }
     w4a16_status st = w4a16_gemm(&args, kr->kernel, *ws, *ws_bytes, NULL);
     kr->cases++;
     if (st != W4A16_STATUS_OK) {
@@ -220,6 +228,7 @@ static int group_setup(void **state) {
   g_have_gpu = gpu_present();
   if (!g_have_gpu) return 0;
   const char *filter = getenv("W4A16_TEST_FILTER");
+  g_trace = getenv("W4A16_TEST_TRACE") != NULL;
   g_results = calloc(w4a16_kernel_count(), sizeof *g_results);
   int cc_major = 0, cc_minor = 0, dev = 0;
   CUDA_OK(cudaGetDevice(&dev));
@@ -266,6 +275,27 @@ static int group_setup(void **state) {
                   w4a16_quant_mode_name(c.p.mode), c.p.group_size, m);
           run_case(&r, &c, &ws, &ws_bytes);
         }
+  /* N and K tails (kernels with n_multiple / k_multiple: the last row tile part-full, N = 13 x 16;
+     the last K tile too, K = 9 x 64), and per-column zero points (group K, not a power of two: on
+     the tail kernels at K = 576, on every family at N = 512, K = 1536, and scale-only so too) */
+  const int tail_ms[] = {3, 17, 100};
+  for (int dt = 0; dt < 2; ++dt)
+    for (int v = 0; v < 6; ++v)
+      for (int mi = 0; mi < (quick ? 1 : 3); ++mi, ++index) {
+        const int m = tail_ms[mi], n = v >= 4 ? 512 : 208, k = v >= 4 ? 1536 : 576;
+        const w4a16_quant_mode mode = v == 0              ? W4A16_PER_COLUMN_SCALE_ONLY
+                                      : v == 1 || v == 5 ? W4A16_FINEGRAINED_SCALE_ONLY
+                                                         : W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+        gpu_case c;
+        c.p = test_problem(m, n, k, v == 0 ? 0 : v >= 3 ? k : 64, mode, (w4a16_dtype)dt);
+        c.p.lda = k + 8 * (index % 2);
+        c.p.ldd = n + 8;
+        c.p.has_bias = index % 2 == 0;
+        c.alpha = (float)test_rng_uniform(&r, 0.5, 1.5);
+        fprintf(stderr, "\rtail case %d: %s %s group %d M=%d      ", index, w4a16_dtype_name(c.p.dtype),
+                w4a16_quant_mode_name(c.p.mode), c.p.group_size, m);
+        run_case(&r, &c, &ws, &ws_bytes);
+      }
   fprintf(stderr, "\n");
   if (ws) cudaFree(ws);
   return 0;

@@ -38,6 +38,10 @@ TILES = {
 # Largest split_k the runtime may choose (gridDim.z slices, splitk.cuh protocol);
 # the runtime also keeps (K / tile_k) % split_k == 0.
 MAX_SPLIT_K = 16
+# N and K tails: the kernel predicates the last row tile's 16-row blocks beyond N and the last K
+# tile's 64-wide blocks beyond K (gemm_sm80.cuh), so any N % 16 == 0, K % 64 == 0 runs
+N_MULTIPLE = 16
+K_MULTIPLE = 64
 SMEM_LIMIT = 227 * 1024  # opt-in limit per block on sm80/sm90 (sm86/sm89 allow less: checked at launch)
 
 # The default (CI) build: one tile per M regime, fastest spill-free measured on H100
@@ -73,7 +77,7 @@ def enumerate():
                          dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
                          schedule=Schedule.MULTISTAGE, stages=stages, split_k=MAX_SPLIT_K,
                          threads=warps(tn, tm) * 32, smem_bytes=smem_bytes(mode, tn, tm, tk, stages),
-                         template=TEMPLATE)
+                         n_multiple=N_MULTIPLE, k_multiple=K_MULTIPLE, template=TEMPLATE)
 
 
 def is_valid(c):

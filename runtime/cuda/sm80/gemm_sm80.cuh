@@ -16,6 +16,12 @@
 //   acts     A[m0.., k0..] row-major, TILE_M x TILE_K, 16-byte chunks XOR-swizzled
 //            (chunk c of row r lives at c ^ (r & 7)) so ldmatrix.x4 is conflict-free;
 //            rows >= M are zero-filled by cp.async (src-size 0).
+// Tails: N need only be a multiple of 16 and K of 64 (the packed layout's blocks), not of the
+//            tile. The last row tile's 16-row blocks at or beyond N, the last K tile's 64-wide
+//            blocks at or beyond K, and scale (zero) rows at or beyond G = K / group are never
+//            read: cp.async writes zeros there (src-size 0), so the weights they stand for are
+//            0 x code = 0 (scale-only) or 0 x code + 0 (zeros) and the activations 0: they add
+//            nothing, and the epilogue stores (and reads scales / bias for) only columns < N.
 //   scales   FINEGRAINED modes: the scale (and zero) rows of the groups that the K tile
 //            touches, TILE_N wide, copied per stage; PER_COLUMN: s[n] does not depend on
 //            k, so it is applied to the fp32 accumulator in the epilogue.
@@ -100,9 +106,11 @@ static __device__ __forceinline__ uint32_t w4a16_sm80_smem_addr(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-// 16-byte global -> shared copy, L2 only, with a 256-byte L2 prefetch (weights stream)
-static __device__ __forceinline__ void w4a16_sm80_cp16_stream(uint32_t dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+// 16-byte global -> shared copy, L2 only, with a 256-byte L2 prefetch (weights stream); zeros
+// instead when !valid (src is then not read)
+static __device__ __forceinline__ void w4a16_sm80_cp16_stream(uint32_t dst, const void *src, bool valid) {
+  const int n = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
 }
 
 // 16-byte copy that writes zeros instead when !valid (src is then not read)
@@ -208,15 +216,23 @@ struct w4a16_sm80_loader {
   static_assert(THREADS % kSCpr == 0, "a thread's scale chunks must sit in one column");
 
   const uint8_t *w;   // first weight chunk of this thread (k = 0)
+  const uint8_t *w_safe;  // an address inside the weights, for the copies that read nothing
   int64_t w_step;     // bytes between its successive weight chunks
+  uint32_t w_valid;   // bit it: 16-row block of iteration it is < N
+  int w_kb;           // the thread's 64-wide K block within a stage
+  int k_blocks;       // K / 64
   const T *a;         // first activation chunk (k = 0); row 0 when invalid
   int64_t a_step;     // elements between its successive activation rows
   uint32_t a_valid;   // bit it: row of iteration it is < M
+  int a_k;            // the thread's first k within a stage (its 8-element column chunk)
+  int k;              // K
   const T *s;         // scale chunk (group row 0, k = 0)
   const T *z;         // zero chunk
-  uint32_t s_valid;   // bit it: chunk of iteration it exists
+  uint32_t s_valid;   // bit it: chunk of iteration it exists (a group row the stage holds, column < N)
+  int s_row;          // the thread's first group row within a stage
+  int groups;         // G = K / group: rows of scales / zeros
   int64_t n;          // row stride of scales / zeros
-  int group_shift;    // k >> group_shift = group row (31 for per-column: group = K)
+  int group_shift;    // k >> group_shift = group row (31 for one group a column: group = K)
   uint32_t a_dst[C::kAIters];  // byte offsets (within a stage) of the activation chunks
 };
 
@@ -229,7 +245,16 @@ static __device__ __forceinline__ void w4a16_sm80_loader_init(
   const int tid = threadIdx.x;
   L.w_step = (int64_t)(THREADS / Ld::kWCpt) * p.k * 8;
   L.w = static_cast<const uint8_t *>(p.w) + (int64_t)(n0 / 16 + tid / Ld::kWCpt) * p.k * 8 + (tid % Ld::kWCpt) * 16;
+  L.w_safe = static_cast<const uint8_t *>(p.w);
+  L.w_valid = 0;
+#pragma unroll
+  for (int it = 0; it < C::kWIters; ++it)
+    if ((n0 / 16 + tid / Ld::kWCpt + it * (THREADS / Ld::kWCpt)) * 16 < p.n) L.w_valid |= 1u << it;
+  L.w_kb = (tid % Ld::kWCpt) / 32;  // 32 chunks of 16 bytes = one 512-byte 16x64 block
+  L.k_blocks = p.k / 64;
+  L.k = p.k;
   const int arow = tid / Ld::kACpr, acol = tid % Ld::kACpr;
+  L.a_k = acol * 8;
   L.a_step = (int64_t)(THREADS / Ld::kACpr) * p.lda;
   L.a_valid = 0;
 #pragma unroll
@@ -242,13 +267,17 @@ static __device__ __forceinline__ void w4a16_sm80_loader_init(
   L.a = static_cast<const T *>(p.a) + (int64_t)m0 * p.lda + acol * 8 + (m0 + arow < p.m ? (int64_t)arow * p.lda : 0);
   L.n = p.n;
   const int gs = p.group_size;
-  L.group_shift = (gs & (gs - 1)) == 0 ? __ffs(gs) - 1 : 31;
+  // one group a column (group = K, which need not be a power of two): every k in row 0
+  L.group_shift = gs >= p.k ? 31 : __ffs(gs) - 1;  // else a power of two
+  L.groups = p.k / gs;
   const int rows = gs < TILE_K ? TILE_K / gs : 1;  // group rows a stage holds
+  L.s_row = tid / Ld::kSCpr;
   L.s_valid = 0;
+  const bool s_col = n0 + (tid % Ld::kSCpr) * 8 < p.n;  // 8-column chunks: N % 16 == 0
 #pragma unroll
   for (int it = 0; it < Ld::kSIters; ++it) {
     const int c = tid + it * THREADS;
-    if (c < Ld::kSChunks && c / Ld::kSCpr < rows) L.s_valid |= 1u << it;
+    if (c < Ld::kSChunks && c / Ld::kSCpr < rows && s_col) L.s_valid |= 1u << it;
   }
   const int64_t soff = (int64_t)(tid / Ld::kSCpr) * p.n + n0 + (tid % Ld::kSCpr) * 8;
   L.s = static_cast<const T *>(p.scales) + soff;
@@ -263,32 +292,40 @@ static __device__ __forceinline__ void w4a16_sm80_load_stage(
   using C = typename Ld::C;
   const int tid = threadIdx.x;
   const int k0 = kt * TILE_K;
-  {  // weights: verbatim [TILE_N/16][TILE_K/64][512 B]
+  {  // weights: verbatim [TILE_N/16][TILE_K/64][512 B]; blocks beyond N or K read nothing
     const uint8_t *src = L.w + (int64_t)k0 * 8;
     const uint32_t dst = smem + slot * C::kWStage + tid * 16;
+    const bool kin = (k0 >> 6) + L.w_kb < L.k_blocks;
 #pragma unroll
-    for (int it = 0; it < C::kWIters; ++it) w4a16_sm80_cp16_stream(dst + it * THREADS * 16, src + it * L.w_step);
+    for (int it = 0; it < C::kWIters; ++it) {
+      const bool valid = kin && ((L.w_valid >> it) & 1u);
+      w4a16_sm80_cp16_stream(dst + it * THREADS * 16, valid ? src + it * L.w_step : L.w_safe, valid);
+    }
   }
   {  // activations
     const T *src = L.a + k0;
     const uint32_t dst = smem + STAGES * C::kWStage + slot * C::kAStage;
+    const bool kin = k0 + L.a_k < L.k;  // 8-element chunks: K % 64 == 0
 #pragma unroll
     for (int it = 0; it < C::kAIters; ++it) {
       if (C::kAChunks % THREADS == 0 || tid + it * THREADS < C::kAChunks) {
-        const bool valid = (L.a_valid >> it) & 1u;
+        const bool valid = kin && ((L.a_valid >> it) & 1u);
         w4a16_sm80_cp16_zfill(dst + L.a_dst[it], valid ? src + it * L.a_step : src, valid);
       }
     }
   }
-  if (C::kScaleArrays > 0) {  // the group rows of this K tile, TILE_N wide
-    const int64_t off = (int64_t)(k0 >> L.group_shift) * L.n;
+  if (C::kScaleArrays > 0) {  // the group rows of this K tile, TILE_N wide (rows < G: zeros beyond)
+    const int g0 = k0 >> L.group_shift;
+    const int64_t off = (int64_t)g0 * L.n;
     const uint32_t dst = smem + STAGES * (C::kWStage + C::kAStage) + slot * C::kSStage + tid * 16;
 #pragma unroll
     for (int it = 0; it < Ld::kSIters; ++it) {
       if ((L.s_valid >> it) & 1u) {
-        const int64_t o = off + (int64_t)(it * THREADS / Ld::kSCpr) * L.n;
-        w4a16_sm80_cp16_zfill(dst + it * THREADS * 16, L.s + o, true);
-        if (C::kScaleArrays > 1) w4a16_sm80_cp16_zfill(dst + C::kSArray + it * THREADS * 16, L.z + o, true);
+        const int r = it * THREADS / Ld::kSCpr;
+        const bool valid = g0 + L.s_row + r < L.groups;
+        const int64_t o = valid ? off + (int64_t)r * L.n : 0;
+        w4a16_sm80_cp16_zfill(dst + it * THREADS * 16, L.s + o, valid);
+        if (C::kScaleArrays > 1) w4a16_sm80_cp16_zfill(dst + C::kSArray + it * THREADS * 16, L.z + o, valid);
       }
     }
   }
@@ -385,7 +422,7 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
   // Tile order: groups of kRaster M tiles, M fastest inside a group, so CTAs resident
   // together share a few activation tiles and a band of weight tiles in L2.
   constexpr int kRaster = 8;
-  const int n_tiles = p.n / TILE_N;
+  const int n_tiles = (p.n + TILE_N - 1) / TILE_N;  // the last may be part-full (N tail)
   const int m_tiles = (p.m + TILE_M - 1) / TILE_M;
   const int bid = blockIdx.x;
   const int group = bid / (kRaster * n_tiles);
@@ -396,7 +433,9 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
   const int m0 = (first_m + in_group % gm) * TILE_M;
   const int n0 = (in_group / gm) * TILE_N;
   const int split = gridDim.z;
-  const int kt_n = p.k / TILE_K / split;  // K tiles of this split-K slice
+  // K tiles of this split-K slice (the last K tile may be part-full: K tail; the runtime keeps
+  // ceil(K / TILE_K) a multiple of split)
+  const int kt_n = (p.k + TILE_K - 1) / TILE_K / split;
   const int kt_begin = blockIdx.z * kt_n;
 
   w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS> L;
@@ -444,6 +483,7 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
 #pragma unroll
     for (int i = 0; i < C::kNT; ++i) {
       const int n = n0 + warp_n * C::kWN + i * 16 + g;
+      if (n0 + warp_n * C::kWN + i * 16 >= p.n) continue;  // a 16-row block beyond N (tail)
       float s_lo = 1.f, s_hi = 1.f;
       if (C::kScaleArrays == 0) {
         s_lo = w4a16_to_float(scales[n]);
@@ -471,12 +511,13 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
   for (int i = 0; i < C::kNT; ++i) {
     const int nl = warp_n * C::kWN + i * 16 + g;  // within the tile
     const int n = n0 + nl;
+    const bool n_in = n0 + warp_n * C::kWN + i * 16 < p.n;  // its 16-row block is inside N
     float mul_lo = p.alpha, mul_hi = p.alpha, add_lo = 0.f, add_hi = 0.f;
-    if (C::kScaleArrays == 0) {
+    if (C::kScaleArrays == 0 && n_in) {
       mul_lo *= w4a16_to_float(scales[n]);
       mul_hi *= w4a16_to_float(scales[n + 8]);
     }
-    if (bias) {
+    if (bias && n_in) {
       add_lo = w4a16_to_float(bias[n]);
       add_hi = w4a16_to_float(bias[n + 8]);
     }
@@ -496,6 +537,7 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
   for (int c = threadIdx.x; c < rows * kCpr; c += THREADS) {
     const int r = c / kCpr;
     const int cc = c % kCpr;
+    if (n0 + cc * 8 >= p.n) continue;  // columns beyond N (tail)
     *reinterpret_cast<uint4 *>(d + (int64_t)(m0 + r) * p.ldd + n0 + cc * 8) =
         *reinterpret_cast<const uint4 *>(sc + r * C::kLdc + cc * 8);
   }
@@ -516,7 +558,7 @@ static inline int w4a16_sm80_launch(const struct w4a16_launch_params *p, cudaStr
   }
   const int split = p->split_k > 1 ? p->split_k : 1;
   const int m_tiles = (p->m + TILE_M - 1) / TILE_M;
-  const dim3 grid((unsigned)((p->n / TILE_N) * m_tiles), 1, (unsigned)split);
+  const dim3 grid((unsigned)(((p->n + TILE_N - 1) / TILE_N) * m_tiles), 1, (unsigned)split);
   kernel<<<grid, THREADS, C::kSmem, stream>>>(*p);
   e = cudaGetLastError();
   if (e != cudaSuccess || split == 1) return (int)e;
