@@ -32,6 +32,10 @@ MIN_STAGES = 2
 # of SMs; 12 (not a power of two) so that the GPU test's one-tile problems (K/tile_k = 16)
 # run uneven slices. Slices write fp32 partials; the launch enqueues common/splitk.cuh's reduction.
 MAX_SPLIT_K = 12
+# N and K tails (n_multiple 16, k_multiple 64) on the 1x1x1 clusters: the last row tile and k-block
+# may be part-full (the weight, activation and scale maps' exact extents load zeros beyond N and K,
+# the tensor stores drop columns beyond N, the other stores are predicated; gemm_sm90.cuh). The
+# clusters keep whole tiles: a CTA of a multicast cluster beyond N would still have to take part.
 REG_BUDGET = 208          # of setmaxnreg's 232: above ~208 ptxas serializes the wgmmas (C7512)
 # Four consumer warpgroups: 640 threads launch with 96 registers each (64K / 640, in units of 8),
 # the producer gives back to 40 and each consumer rises to 104 (Cfg::consumer_regs). The estimate
@@ -167,11 +171,13 @@ def enumerate():
         if nc != 2 and sched != Schedule.COOPERATIVE:
             continue
         stages = stages_for(mode, tn, tm, tk, sched, nc)
+        tails = (cn, cm) == (1, 1)
         yield Config(name=name(dtype, mode, tn, tm, tk, cn, cm, sched, nc), family=FAMILY, arch=ARCH,
                      dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
                      cluster_n=cn, cluster_m=cm, cluster_k=1, schedule=sched, stages=stages,
                      split_k=MAX_SPLIT_K, threads=threads(nc),
-                     smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages, nc), template=TEMPLATE)
+                     smem_bytes=smem_bytes(mode, tn, tm, tk, sched, stages, nc),
+                     n_multiple=16 if tails else 0, k_multiple=64 if tails else 0, template=TEMPLATE)
 
 
 def is_valid(c):

@@ -229,7 +229,8 @@ typedef struct w4a16_kernel_desc {
   int min_group;      /* smallest fine-grained group size the kernel supports */
   const struct w4a16_kernel_impl *impl; /* NULL in fake tables */
   /* N and K must be multiples of these (the kernel predicates a last tile that is only partly
-     inside N or K); 0: of its tile, tile_n x cluster_n and tile_k. The sm80 family: 16 and 64. */
+     inside N or K); 0: of its tile, tile_n x cluster_n and tile_k. The sm80 family and the sm90
+     kernels of 1x1x1 clusters: 16 and 64. */
   int n_multiple, k_multiple;
 } w4a16_kernel_desc;
 

@@ -124,6 +124,13 @@
 // rows outside the tensor cost as much as real ones, or more. Its activation chunks of a stage come
 // by one 3-D copy as well, tail_rows * 128 bytes apart (Params::a3d_tail; the wgmma descriptors step
 // by that distance).
+//
+// N and K tails (the 1x1x1 clusters: N % 16 == 0 and K % 64 == 0 suffice): the last row tile may
+// reach beyond N and the last k-block beyond K. The weight, activation and scale (zero) maps have
+// exact extents, so TMA loads zeros there (the scale rows then always by the map, Params::s2d): those
+// weights are 0 x code (+ 0) and those activations 0, and they add nothing. The tensor stores drop
+// the columns beyond N; the 16-byte row stores, the split-K partials and the bias reads are
+// predicated on n < N.
 #ifndef W4A16_SM90_GEMM_SM90_CUH
 #define W4A16_SM90_GEMM_SM90_CUH
 
@@ -573,7 +580,7 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
     if (C::kSkDp && p.streamk > 1) w.it = 1 - p.streamk;
   } else {
     w.it = cid;
-    w.end = (p.n / (C::TN * C::CN)) * ((p.m + C::TM * C::CM - 1) / (C::TM * C::CM)) * p.split_k;
+    w.end = ((p.n + C::TN * C::CN - 1) / (C::TN * C::CN)) * ((p.m + C::TM * C::CM - 1) / (C::TM * C::CM)) * p.split_k;
   }
   return w;
 }
@@ -581,9 +588,9 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
 template <class C>
 static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm, Walk &w, Unit &u) {
   if (w.it >= w.end) return false;  // (data-parallel tiles: it < 0 <= end)
-  const int n_cl = p.n / (C::TN * C::CN);
+  const int n_cl = (p.n + C::TN * C::CN - 1) / (C::TN * C::CN);  // the last may be part-full (N tail)
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
-  const int k = p.k / C::TK;
+  const int k = (p.k + C::TK - 1) / C::TK;  // the last k-block may be part-full (K tail)
   if (C::kSkDp && w.it < 0) {
     // stream-K's data-parallel tiles first (every cluster the same number, so the stream-K parts
     // after them keep their order: a part's first unit, which may finish a tile another cluster
@@ -1218,7 +1225,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         // its epilogue stages the tile), tells rank 1 they are in (rank 1's barrier, phase 1: rank 1
         // may leave) and runs the epilogue
         const uint32_t bar_free = bar_order, bar_in = bar_order + 8;
-        const uint32_t h = (uint32_t)kpair_h(p, p.k / C::TK);  // rank 0's k-blocks
+        const uint32_t h = (uint32_t)kpair_h(p, (p.k + C::TK - 1) / C::TK);  // rank 0's k-blocks
         ring0 = h % C::STAGES;
         const uint32_t slot = base + ring0 * C::kStageBytes + (uint32_t)ltid * 16u;
         if (blockIdx.x & 1u) {
@@ -1289,6 +1296,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             if (m < p.m) {
 #pragma unroll
               for (int r = 0; r < C::R; ++r) {
+                if (u.n0 + rowbase + r * 64 + warp * 16 >= p.n) continue;  // rows beyond N (tail)
                 row[r * 64] = acc[r][4 * i + e];
                 row[r * 64 + 8] = acc[r][4 * i + 2 + e];
               }
@@ -1429,8 +1437,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 #pragma unroll
         for (int r = 0; r < C::R; ++r) {
           const int nl = rowbase + r * 64 + warp * 16 + g;
-          const float b0 = bias ? Pk<T>::to_float(bias[u.n0 + nl]) : 0.f;
-          const float b1 = bias ? Pk<T>::to_float(bias[u.n0 + nl + 8]) : 0.f;
+          const bool n_in = u.n0 + nl < p.n;  // its 16-row block is inside N (else a tail's, never stored)
+          const float b0 = bias && n_in ? Pk<T>::to_float(bias[u.n0 + nl]) : 0.f;
+          const float b1 = bias && n_in ? Pk<T>::to_float(bias[u.n0 + nl + 8]) : 0.f;
           if constexpr (C::kTmaStore) {
             // TMA layout (128-byte swizzle): box n / 64, token row ml, 16-byte chunk (n % 64 / 8) ^
             // (ml % 8). Token blocks i, i + 1 of the warp's 16 rows by one transposed stmatrix: matrix
@@ -1491,6 +1500,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         for (int idx = ltid; idx < rows * kChunks; idx += nthr) {
           const int ml = idx / kChunks;
           const int ch = idx - ml * kChunks;
+          if (u.n0 + ch * 8 >= p.n) continue;  // columns beyond N (tail)
           const uint4 v = lds128(epi + (ml * C::kEpiStride + ch * 8) * 2);
           *reinterpret_cast<uint4 *>(dst + (((size_t)(u.m0 + ml) * p.ldd) + u.n0 + ch * 8) * 2) = v;
         }
@@ -1838,18 +1848,25 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.group = p->group_size;
   prm.gshift = 0;  // (used only where group < TK: a power of two; bounded, per-column groups are K)
   while (prm.gshift < 30 && (1 << (prm.gshift + 1)) <= p->group_size) ++prm.gshift;
+  // one group row (group K, G = 1), below TK only with a K tail (K < TK, not always a power of two):
+  // every k of the k-block in row 0
+  if (p->group_size >= p->k) prm.gshift = 30;
+  // k-blocks, the last part-full where TK does not divide K (its k beyond K: zeros by TMA)
+  const int k_blocks = (p->k + C::TK - 1) / C::TK;
   prm.split_k = p->split_k > 1 ? p->split_k : 1;
-  if (prm.split_k > p->k / C::TK) prm.split_k = p->k / C::TK;  // every slice needs >= 1 k-block
+  if (prm.split_k > k_blocks) prm.split_k = k_blocks;  // every slice needs >= 1 k-block
   prm.tail_rows = tail;
   prm.a3d = a3d;
   prm.a3d_tail = a3d_tail;  // M < TM: every unit is the tail tile's
   prm.alpha = p->alpha;
 
-  const int n_cl = p->n / (C::TN * C::CN);
+  // the last row tile may be part-full (N tail): its rows beyond N load as zeros (the weight and
+  // scale maps' extents are exact) and are never stored
+  const int n_cl = (p->n + C::TN * C::CN - 1) / (C::TN * C::CN);
   const int m_cl = (p->m + C::TM * C::CM - 1) / (C::TM * C::CM);
   const int sms = p->sm_count > 0 ? p->sm_count : 132;
-  prm.split_k = split_override(prm.split_k, (p->m + C::TM - 1) / C::TM * (p->n / C::TN), sms * C::kCtasPerSm,
-                               p->m, p->n, p->k / C::TK, p->workspace ? p->workspace_bytes : 0);
+  prm.split_k = split_override(prm.split_k, (p->m + C::TM - 1) / C::TM * ((p->n + C::TN - 1) / C::TN),
+                               sms * C::kCtasPerSm, p->m, p->n, k_blocks, p->workspace ? p->workspace_bytes : 0);
   const long long units = (long long)n_cl * m_cl * prm.split_k;
   long long clusters = (long long)sms * C::kCtasPerSm / C::kCluster;
   if (clusters < 1) clusters = 1;
@@ -1898,14 +1915,14 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // The workspace the runtime sized for split-K goes unused.
   const long long tiles = (long long)n_cl * m_cl;
   const bool kpair_from = (p->stream_k && prm.split_k == 1 && streamk_enabled()) || (!p->stream_k && prm.split_k == 2);
-  if (C::kPairOk && kpair_from && kpair_enabled() && p->k / C::TK >= 2 &&
+  if (C::kPairOk && kpair_from && kpair_enabled() && k_blocks >= 2 &&
       2 * tiles <= sms && 20 * tiles >= 7 * (long long)sms && tiles <= resident_clusters<C, 2>(kern, sms, sms / 2 * 2)) {
     prm.kpair = 1 + (C::kPairRing ? kpair_lead<C>() : 0);
     prm.split_k = 1;
     clusters = 2 * tiles;  // CTAs (kCluster is 1)
     attr[0].val.clusterDim.x = 2;
   } else if (p->stream_k && prm.split_k == 1 && streamk_enabled()) {
-    const long long k_iters = p->k / C::TK;
+    const long long k_iters = k_blocks;
     long long g = clusters < tiles * k_iters ? clusters : tiles * k_iters;
     const long long dp = C::kSkDp ? streamk_dp_tiles(tiles, g, k_iters, C::kSkRing) : 0;  // data-parallel tiles a cluster
     const long long iters = (tiles - dp * g) * k_iters;
@@ -1964,7 +1981,10 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
     chunked = 1;
     box_rows = C::kSChunk * (C::TK / g);  // chunks begin at group boundaries (k-blocks hold whole groups)
   }
-  if (p->group_size > 0 && (chunked || box_rows >= s2d_min_rows<C>())) {
+  // a part-full last row tile or k-block (N, K tails): always the map, whose exact extents give zeros
+  // beyond N and beyond the last group row (a bulk copy a row would read past the arrays)
+  const bool tails = p->n % (C::TN * C::CN) != 0 || p->k % C::TK != 0;
+  if (p->group_size > 0 && (chunked || tails || box_rows >= s2d_min_rows<C>())) {
     const int rows = box_rows;
     const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};
     const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
@@ -1976,6 +1996,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
     };
     if (rows_map(&tm_s, p->scales) && (!C::kZeros || rows_map(&tm_z, p->zeros))) prm.s2d = 1 | (chunked << 1) | (rows << 8);
+    else if (tails) return (int)cudaErrorInvalidValue;
   }
   if (!prm.streamk && !prm.kpair && clusters > units) clusters = units;
   cfg.gridDim = dim3((unsigned)(clusters * C::kCluster), 1, 1);
