@@ -75,7 +75,7 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
-def make_layer_fn(kind: str, act_order: bool) -> Callable:
+def make_layer_fn(kind: str, act_order: bool, compile: bool = True) -> Callable:
     def layer(h, ln1, ln2, qkv, o, gate_up, down, kc, vc, pos, cos, sin, mask, perms):
         b = h.shape[0]
         x = rms_norm(h, ln1)
@@ -92,14 +92,17 @@ def make_layer_fn(kind: str, act_order: bool) -> Callable:
         gu = linear(kind, x, gate_up, perms[2] if act_order else None)
         a = F.silu(gu[:, :INTER]) * gu[:, INTER:]
         return h + linear(kind, a, down, perms[3] if act_order else None)
+    if not compile:
+        return layer
     return torch.compile(layer, fullgraph=True)  # batch 1 static; other batches one dynamic graph
 
 
 class Model:
     """The decoder's weights for one variant, and its step."""
 
-    def __init__(self, kind: str, layers: int, dev: torch.device, shared: Dict) -> None:
-        self.kind, self.layers = kind, layers
+    def __init__(self, kind: str, layers: int, dev: torch.device, shared: Dict,
+                 compile: bool = True) -> None:
+        self.kind, self.layers, self.compile = kind, layers, compile
         self.w = [{name: make_weight(kind, n, k, dev) for name, (n, k) in LINEARS.items()}
                   for _ in range(layers)]
         self.shared = shared
@@ -108,7 +111,9 @@ class Model:
     def step(self, tokens: torch.Tensor, pos: torch.Tensor, act_order: bool = False,
              linears_only: bool = False) -> torch.Tensor:
         sh = self.shared
-        fn = self.fns.setdefault(act_order, make_layer_fn(self.kind, act_order))
+        fn = self.fns.get(act_order)
+        if fn is None:
+            fn = self.fns[act_order] = make_layer_fn(self.kind, act_order, self.compile)
         b = tokens.shape[0]
         h = sh["emb"][tokens]
         cos, sin = sh["cos"][pos].view(1, 1, 1, -1), sh["sin"][pos].view(1, 1, 1, -1)
@@ -131,6 +136,11 @@ class Model:
 
 
 def graph_us(fn: Callable[[], object], reps: int = 20) -> float:
+    """Median microseconds of one replay of a CUDA graph holding fn's launches.
+
+    Warm-up (compilation) and capture run on one side stream, so that compiled code that keeps
+    the stream it first ran on still launches into the capture.
+    """
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -139,7 +149,7 @@ def graph_us(fn: Callable[[], object], reps: int = 20) -> float:
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, stream=s):
         fn()
     g.replay()
     torch.cuda.synchronize()
@@ -159,6 +169,8 @@ def main() -> None:
     ap.add_argument("--batches", default="1,8,32")
     ap.add_argument("--layers", type=int, default=32)
     ap.add_argument("--json")
+    ap.add_argument("--eager-layers", action="store_true",
+                    help="run the layers without torch.compile (still in one CUDA graph)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     dev = torch.device("cuda")
@@ -184,11 +196,15 @@ def main() -> None:
     pos = torch.tensor([CTX], device=dev)
     results: List[Dict] = []
     for kind in ("bf16", "w4a16", "int4"):
-        model = Model(kind, args.layers, dev, shared)
+        model = Model(kind, args.layers, dev, shared, compile=not args.eager_layers)
         for b in batches:
             tokens = torch.randint(0, VOCAB, (b,), device=dev)
             step_us = graph_us(lambda: model.step(tokens, pos))
             lin_us = graph_us(lambda: model.step(tokens, pos, linears_only=True))
+            if step_us < 0.9 * lin_us:
+                print(f"WARNING: {kind} batch {b}: the step graph ({step_us:.0f} us) is shorter "
+                      f"than its linears alone ({lin_us:.0f} us): work is missing from it",
+                      flush=True)
             row = {"variant": kind, "batch": b, "step_us": step_us, "tokens_per_s":
                    b * 1e6 / step_us, "linears_us": lin_us}
             if kind == "w4a16" and b == 1:

@@ -154,31 +154,44 @@ def bench_eager() -> Dict[str, float]:
 
 
 def bench_mlp(reps: int = 30) -> Dict[str, float]:
+    """The Llama-3-8B MLP at M = 1 in a CUDA graph, bf16 against w4a16, gate and up as two
+    linears and merged into one 28672 x 4096 linear (as serving engines hold them)."""
     h, inter = 4096, 14336
     dt = torch.bfloat16
 
     class MLP(torch.nn.Module):
-        def __init__(self) -> None:
+        def __init__(self, merged: bool) -> None:
             super().__init__()
-            self.gate = torch.nn.Linear(h, inter, bias=False)
-            self.up = torch.nn.Linear(h, inter, bias=False)
+            self.merged = merged
+            if merged:
+                self.gate_up = torch.nn.Linear(h, 2 * inter, bias=False)
+            else:
+                self.gate = torch.nn.Linear(h, inter, bias=False)
+                self.up = torch.nn.Linear(h, inter, bias=False)
             self.down = torch.nn.Linear(inter, h, bias=False)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if self.merged:
+                gu = self.gate_up(x)
+                return self.down(torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:])
             return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x))
 
-    dense = MLP().to("cuda", dt)
-    for p in dense.parameters():
-        torch.nn.init.normal_(p, std=0.02)
-    quant = MLP().to("cuda", dt)
-    quant.load_state_dict(dense.state_dict())
-    report = w4a16.nn.replace_linears(quant, group_size=128)
-    assert len(report.replaced) == 3, str(report)
     x = torch.randn(1, h, device="cuda").to(dt)
     out = {}
-    for name, mod in (("bf16 torch.nn.Linear", dense), ("w4a16.nn.Linear", quant)):
+    for merged in (False, True):
+        dense = MLP(merged).to("cuda", dt)
+        for p in dense.parameters():
+            torch.nn.init.normal_(p, std=0.02)
+        quant = MLP(merged).to("cuda", dt)
+        quant.load_state_dict(dense.state_dict())
+        report = w4a16.nn.replace_linears(quant, group_size=128)
+        assert not report.skipped, str(report)
+        tag = "gate_up merged" if merged else "gate, up separate"
         with torch.no_grad():
-            out[name] = graph_time_us(lambda c: mod(x), 1, reps=reps)
+            for name, mod in (("bf16 torch.nn.Linear", dense), ("w4a16.nn.Linear", quant)):
+                out[f"{name}, {tag}"] = graph_us(lambda c: mod(x), 1, reps=reps)
+        del dense, quant
+        torch.cuda.empty_cache()
     return out
 
 
@@ -186,38 +199,43 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write the raw numbers to this file")
     ap.add_argument("--quick", action="store_true", help="two layers only")
+    ap.add_argument("--only", choices=["graph", "eager", "mlp"], help="run one measurement")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
     dev = torch.cuda.get_device_name()
-    graph = bench_graph([1, 16, 256], args.quick)
-    eager = bench_eager()
-    mlp = bench_mlp()
+    graph = bench_graph([1, 16, 256], args.quick) if args.only in (None, "graph") else []
+    eager = bench_eager() if args.only in (None, "eager") else {}
+    mlp = bench_mlp() if args.only in (None, "mlp") else {}
     print(f"# python_op_bench on {dev}, torch {torch.__version__}, w4a16 {w4a16.__version__}\n")
-    print("## In a CUDA graph: torch.ops.w4a16.gemm vs the C call (bf16, group 128)\n")
-    print("| N x K | M | C call us | op us | op / C | C rerun spread |")
-    print("|---|---|---|---|---|---|")
-    for r in graph:
-        print(f"| {r['n']}x{r['k']} | {r['m']} | {r['c_us']:.2f} | {r['op_us']:.2f} | "
-              f"{r['ratio']:.3f} | {100 * r['spread_c']:.1f} % |")
-    print("\n## Eager host time per call (M = 1, 4096 x 4096, bf16)\n")
-    print("| call | host us |")
-    print("|---|---|")
-    for name, t in eager.items():
-        print(f"| {name} | {t:.2f} |")
-    lin = eager["F.linear (bf16)"]
-    op = eager["torch.ops.w4a16.gemm"]
-    print(f"\nop / F.linear host time: {op / lin:.2f}x; dispatcher "
-          f"{op - eager['op implementation, no dispatcher']:.2f} us, op's Python checks and "
-          f"allocation {eager['op implementation, no dispatcher'] - eager['binding gemm_raw']:.2f}"
-          f" us, binding {eager['binding gemm_raw'] - eager['w4a16_gemm, prebuilt args']:.2f} us, "
-          f"library {eager['w4a16_gemm, prebuilt args'] - eager['empty ctypes call']:.2f} us "
-          f"(+ {eager['empty ctypes call']:.2f} us for ctypes' call itself)")
-    print("\n## Llama-3-8B MLP (4096 / 14336, SiLU) at M = 1 in a CUDA graph\n")
-    print("| MLP | us | speed-up |")
-    print("|---|---|---|")
-    base = mlp["bf16 torch.nn.Linear"]
-    for name, t in mlp.items():
-        print(f"| {name} | {t:.2f} | {base / t:.2f}x |")
+    if graph:
+        print("## In a CUDA graph: torch.ops.w4a16.gemm vs the C call (bf16, group 128)\n")
+        print("| N x K | M | C call us | op us | op / C | C rerun spread |")
+        print("|---|---|---|---|---|---|")
+        for r in graph:
+            print(f"| {r['n']}x{r['k']} | {r['m']} | {r['c_us']:.2f} | {r['op_us']:.2f} | "
+                  f"{r['ratio']:.3f} | {100 * r['spread_c']:.1f} % |")
+    if eager:
+        print("\n## Eager host time per call (M = 1, 4096 x 4096, bf16)\n")
+        print("| call | host us |")
+        print("|---|---|")
+        for name, t in eager.items():
+            print(f"| {name} | {t:.2f} |")
+        lin = eager["F.linear (bf16)"]
+        op = eager["torch.ops.w4a16.gemm"]
+        impl = eager["op implementation, no dispatcher"]
+        raw = eager["binding gemm_raw"]
+        pre = eager["w4a16_gemm, prebuilt args"]
+        print(f"\nop / F.linear host time: {op / lin:.2f}x; dispatcher {op - impl:.2f} us, op's "
+              f"Python checks and allocation {impl - raw:.2f} us, binding {raw - pre:.2f} us, "
+              f"library {pre - eager['empty ctypes call']:.2f} us (+ "
+              f"{eager['empty ctypes call']:.2f} us for ctypes' call itself)")
+    if mlp:
+        print("\n## Llama-3-8B MLP (4096 / 14336, SiLU) at M = 1 in a CUDA graph\n")
+        print("| MLP | us | speed-up over bf16 |")
+        print("|---|---|---|")
+        for name, t in mlp.items():
+            base = mlp["bf16 torch.nn.Linear, " + name.split(", ", 1)[1]]
+            print(f"| {name} | {t:.2f} | {base / t:.2f}x |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": dev, "torch": torch.__version__, "graph": graph,
