@@ -77,8 +77,10 @@
 // and stage, not one per token row or group: on 8192x8192 that took M = 8 from 16.2 to 13.1 µs.
 struct w4a16_gemv_tma_layout {
   uint32_t a_off;    // offset of the activations in a stage (1024-aligned)
-  uint32_t s_off;    // offset of the scales in a stage (then zeros at + s_bytes)
+  uint32_t s_off;    // offset of the scales in a stage (then zeros at + z_step)
   uint32_t s_bytes;  // scale bytes per stage: groups per stage x R x 32
+  uint32_t z_step;   // the zeros' offset from the scales: s_bytes rounded up to 128, the alignment of a
+                     // tensor copy's destination (one group row of 16 or 32 rows is 32 or 64 bytes)
   uint32_t stage;    // bytes per stage (multiple of 1024)
   uint32_t red;      // offset of the row-block reduction buffer ((8 - R) warps x n8 blocks x 512 bytes)
   uint32_t bars;     // offset of the STAGES full, then STAGES empty barriers
@@ -93,7 +95,8 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
   l.a_off = (uint32_t)W4A16_GEMV_TMA_STAGE_W(tpw);
   l.s_off = l.a_off + (uint32_t)(m * tt * 128);
   l.s_bytes = (uint32_t)(gps * R * 32);
-  l.stage = (l.s_off + l.s_bytes * (uint32_t)vectors + 1023u) & ~1023u;
+  l.z_step = (l.s_bytes + 127u) & ~127u;
+  l.stage = (l.s_off + (vectors > 1 ? l.z_step + l.s_bytes : l.s_bytes * (uint32_t)vectors) + 1023u) & ~1023u;
   l.red = l.stage * (uint32_t)stages;
   l.bars = l.red + (uint32_t)(8 - R) * (uint32_t)((tile_m + 7) / 8) * 512u;
   l.total = l.bars + 16u * (uint32_t)stages + 1024u;  // + base alignment slack
@@ -346,7 +349,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     if constexpr (VEC > 0) {  // [groups of the stage][16 R rows]: one box
       const int g0 = (i * TK) >> gshift;
       w4a16_sm90::tma_load_2d(st + L.s_off, &tm_s, bar, rb0 * 16, g0);
-      if constexpr (ZP) w4a16_sm90::tma_load_2d(st + L.s_off + L.s_bytes, &tm_z, bar, rb0 * 16, g0);
+      if constexpr (ZP) w4a16_sm90::tma_load_2d(st + L.s_off + L.z_step, &tm_z, bar, rb0 * 16, g0);
     }
   };
   auto issue_a = [&](int c) {  // [TT k tiles][M rows][64 k]: one box (M = 1: one plain copy)
@@ -439,7 +442,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
         w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
-                                                                L.s_bytes);
+                                                                L.z_step);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {
@@ -487,8 +490,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
               sv[x][2 * h] = w4a16_gemv_lds_u16(a_);
               sv[x][2 * h + 1] = w4a16_gemv_lds_u16(a_ + 16);
               if constexpr (ZP) {
-                zv[x][2 * h] = w4a16_gemv_lds_u16(a_ + L.s_bytes);
-                zv[x][2 * h + 1] = w4a16_gemv_lds_u16(a_ + L.s_bytes + 16);
+                zv[x][2 * h] = w4a16_gemv_lds_u16(a_ + L.z_step);
+                zv[x][2 * h + 1] = w4a16_gemv_lds_u16(a_ + L.z_step + 16);
               }
             }
           }
