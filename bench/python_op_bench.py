@@ -189,7 +189,7 @@ def bench_mlp(reps: int = 30) -> Dict[str, float]:
         tag = "gate_up merged" if merged else "gate, up separate"
         with torch.no_grad():
             for name, mod in (("bf16 torch.nn.Linear", dense), ("w4a16.nn.Linear", quant)):
-                out[f"{name}, {tag}"] = graph_us(lambda c: mod(x), 1, reps=reps)
+                out[f"{name}, {tag}"] = graph_time_us(lambda c: mod(x), 1, reps=reps)
         del dense, quant
         torch.cuda.empty_cache()
     return out

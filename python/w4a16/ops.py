@@ -6,7 +6,7 @@ Registered with ``torch.library`` (``define`` + a CUDA ``impl`` + ``register_fak
     w4a16::gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
                 int group_size=128, float alpha=1.0) -> Tensor
     w4a16::gemm.out(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
-                    int group_size=128, float alpha=1.0, *, Tensor(a!) out) -> Tensor(a!)
+                    int group_size=128, float alpha=1.0, *, Tensor(a!) out) -> ()
 
 computing ``out = alpha * a @ dequant(w).T (+ bias)`` (``torch.nn.functional.linear``'s
 convention), with fp32 accumulation:
@@ -233,7 +233,9 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
 
 _lib = torch.library.Library("w4a16", "DEF")
 _lib.define(f"gemm({_SCHEMA_ARGS}) -> Tensor")
-_lib.define(f"gemm.out({_SCHEMA_ARGS}, *, Tensor(a!) out) -> Tensor(a!)")
+# the .out overload returns nothing: functionalization (torch.compile, opcheck's AOT test) does
+# not take a custom op whose output aliases an input
+_lib.define(f"gemm.out({_SCHEMA_ARGS}, *, Tensor(a!) out) -> ()")
 
 
 def _gemm_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
@@ -247,9 +249,8 @@ def _gemm_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = N
 
 def _gemm_out_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
                    bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
-                   out: Tensor) -> Tensor:
+                   out: Tensor) -> None:
     _launch(_check(a, w, scales, zeros, bias, group_size), a, w, scales, zeros, bias, alpha, out)
-    return out
 
 
 def _not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
@@ -266,9 +267,8 @@ def _gemm_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = N
 
 def _gemm_out_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
                    bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
-                   out: Tensor) -> Tensor:
+                   out: Tensor) -> None:
     _check(a, w, scales, zeros, bias, group_size)
-    return out
 
 
 _lib.impl("gemm", _gemm_cuda, "CUDA")
@@ -285,4 +285,5 @@ def gemm(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
     """``torch.ops.w4a16.gemm`` (or ``.out`` when out is given); see the module's docstring."""
     if out is None:
         return torch.ops.w4a16.gemm(a, w, scales, zeros, bias, group_size, alpha)
-    return torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, out=out)
+    torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, out=out)
+    return out

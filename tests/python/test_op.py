@@ -32,7 +32,8 @@ def test_fake_shapes() -> None:
     out = torch.ops.w4a16.gemm(a, w, meta(1, 64), None, meta(64), -1)
     assert out.shape == (3, 5, 64)
     o = meta(15, 64)
-    assert torch.ops.w4a16.gemm.out(meta(15, 256), w, s, meta(2, 64), out=o) is o
+    assert torch.ops.w4a16.gemm.out(meta(15, 256), w, s, meta(2, 64), out=o) is None
+    assert w4a16.ops.gemm(meta(15, 256), w, s, meta(2, 64), out=o) is o
 
 
 @pytest.mark.parametrize("args,exc,msg", [
