@@ -127,10 +127,10 @@ class Model:
                 linear(self.kind, x, w["gate_up"])
                 linear(self.kind, sh["inter_in"][:b], w["down"])
                 continue
-        if linears_only:
-            return F.linear(h, sh["lm_head"])
             h = fn(h, sh["ln"], sh["ln"], w["qkv"], w["o"], w["gate_up"], w["down"],
                    sh["kc"][i][:b], sh["vc"][i][:b], pos, cos, sin, mask, sh["perms"])
+        if linears_only:
+            return F.linear(h, sh["lm_head"])
         logits = F.linear(rms_norm(h, sh["ln"]), sh["lm_head"])
         return logits.argmax(-1)
 
