@@ -11,19 +11,6 @@
 #define W4A16_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define W4A16_PRINTF(a, b)
-/* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
-w4a16_status w4a16_check_problem(const w4a16_problem *problem);
-/* The same with M >= min_m: 0 where an empty product is a valid no-op (can_implement, the
-   workspace query, w4a16_gemm, the reference, the heuristic query), 1 elsewhere. */
-w4a16_status w4a16_check_problem_m(const w4a16_problem *problem, int64_t min_m);
-
-/*
- * Architecture guard: OK if kernel may launch on the device described by info
- * (compute capability inside [sm_min, sm_max] and the binary holds an image for
- * the device), else ARCH_MISMATCH with a message naming both architectures.
- */
-w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16_device_info *info);
-
 #endif
 
 /* 64-bit FNV-1a (Fowler/Noll/Vo; offset basis and prime from the reference description):
