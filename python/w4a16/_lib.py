@@ -78,7 +78,8 @@ class KERNEL_DESC(ctypes.Structure):
                 ("cluster_m", ctypes.c_int), ("cluster_k", ctypes.c_int),
                 ("schedule", ctypes.c_int), ("stages", ctypes.c_int), ("split_k", ctypes.c_int),
                 ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int),
-                ("min_group", ctypes.c_int), ("impl", ctypes.c_void_p)]
+                ("min_group", ctypes.c_int), ("impl", ctypes.c_void_p),
+                ("n_multiple", ctypes.c_int), ("k_multiple", ctypes.c_int)]
 
 
 class CACHE_ENV(ctypes.Structure):

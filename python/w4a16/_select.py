@@ -29,6 +29,8 @@ class KernelInfo:
 
     ``tile_n`` runs along N (weights), ``tile_m`` along M (tokens), ``tile_k`` along K; the
     cluster likewise. ``sm_min`` / ``sm_max``: compute capabilities (major*10+minor) it runs on.
+    ``n_multiple`` / ``k_multiple``: what N and K must be multiples of (a last tile may be part-full;
+    e.g. 16 and 64), or the tile's ``tile_n x cluster_n`` and ``tile_k`` where it needs whole tiles.
     """
 
     name: str
@@ -46,6 +48,8 @@ class KernelInfo:
     threads: int
     smem_bytes: int
     min_group: int
+    n_multiple: int
+    k_multiple: int
 
 
 def _kernel_info(d: KERNEL_DESC) -> KernelInfo:
@@ -55,7 +59,8 @@ def _kernel_info(d: KERNEL_DESC) -> KernelInfo:
         mode=_dtypes.MODES.get(d.mode, "?"), tile=(d.tile_n, d.tile_m, d.tile_k),
         cluster=(d.cluster_n, d.cluster_m, d.cluster_k),
         schedule=_SCHEDULES.get(d.schedule, "?"), stages=d.stages, split_k=d.split_k,
-        threads=d.threads, smem_bytes=d.smem_bytes, min_group=d.min_group)
+        threads=d.threads, smem_bytes=d.smem_bytes, min_group=d.min_group,
+        n_multiple=d.n_multiple or d.tile_n * d.cluster_n, k_multiple=d.k_multiple or d.tile_k)
 
 
 def kernels(pattern: Optional[str] = None) -> List[KernelInfo]:

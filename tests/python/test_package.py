@@ -36,6 +36,9 @@ def test_info_and_kernels() -> None:
     for k in w4a16.kernels()[:20]:
         assert k.family in ("sm80", "sm90", "gemv") and k.dtype in ("float16", "bfloat16")
         assert min(k.tile) >= 1 and k.threads > 0
+    sm80 = w4a16.kernels("w4a16_sm80_*")
+    if sm80:  # part-full tiles along N and K (docs: the sm80 family runs any N % 16, K % 64)
+        assert {(k.n_multiple, k.k_multiple) for k in sm80} == {(16, 64)}
 
 
 def test_gemm_args_layout_matches_ctypes() -> None:
