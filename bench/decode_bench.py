@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from typing import Callable, Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
 
 import w4a16  # noqa: F401  (registers torch.ops.w4a16.gemm)
+from graph_timing import graph_us
 
 HIDDEN, INTER, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 4096, 14336, 32, 8, 128, 128256
 GROUP, CTX = 128, 512
@@ -135,35 +135,6 @@ class Model:
         return logits.argmax(-1)
 
 
-def graph_us(fn: Callable[[], object], reps: int = 20) -> float:
-    """Median microseconds of one replay of a CUDA graph holding fn's launches.
-
-    Warm-up (compilation) and capture run on one side stream, so that compiled code that keeps
-    the stream it first ran on still launches into the capture.
-    """
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=s):
-        fn()
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(reps):
-        e0.record()
-        g.replay()
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1) * 1000.0)
-    return statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", default="1,8,32")
@@ -211,7 +182,7 @@ def main() -> None:
                 row["step_act_order_us"] = graph_us(lambda: model.step(tokens, pos, True))
             results.append(row)
             print(row, flush=True)
-        del model
+        model = None  # free its weights before the next variant
         torch.cuda.empty_cache()
     print(f"\n# decode_bench: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{args.layers} layers, context {CTX} (synthetic random weights)\n")

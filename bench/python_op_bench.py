@@ -31,35 +31,10 @@ import torch
 import w4a16
 from w4a16 import _gemm, _lib, ops
 
+from graph_timing import graph_us
+
 LAYERS = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (10240, 8192),
           (8192, 8192), (57344, 8192), (8192, 28672)]
-
-
-def graph_time_us(fn_for_copy: Callable[[int], None], copies: int, reps: int = 20) -> float:
-    """Median microseconds per launch of a graph holding one launch per weight copy."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for c in range(copies):
-            fn_for_copy(c)
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in range(copies):
-            fn_for_copy(c)
-    for _ in range(3):
-        g.replay()
-    torch.cuda.synchronize()
-    times = []
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(reps):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0 / copies)
-    return statistics.median(times)
 
 
 def bench_graph(ms: List[int], quick: bool) -> List[Dict]:
@@ -92,13 +67,13 @@ def bench_graph(ms: List[int], quick: bool) -> List[Dict]:
                                wsbuf.data_ptr(), need,
                                torch.cuda.current_stream().cuda_stream)
 
-            t_raw = graph_time_us(raw, copies)
-            t_op = graph_time_us(op, copies)
-            t_raw2 = graph_time_us(raw, copies)
+            t_raw = graph_us(lambda: [raw(c) for c in range(copies)], copies)
+            t_op = graph_us(lambda: [op(c) for c in range(copies)], copies)
+            t_raw2 = graph_us(lambda: [raw(c) for c in range(copies)], copies)
             rows.append({"n": n, "k": k, "m": m, "c_us": min(t_raw, t_raw2), "op_us": t_op,
                          "spread_c": abs(t_raw - t_raw2) / min(t_raw, t_raw2),
                          "ratio": t_op / min(t_raw, t_raw2)})
-        del ws
+        ws.clear()  # free the copies before the next layer
         torch.cuda.empty_cache()
     return rows
 
@@ -189,7 +164,7 @@ def bench_mlp(reps: int = 30) -> Dict[str, float]:
         tag = "gate_up merged" if merged else "gate, up separate"
         with torch.no_grad():
             for name, mod in (("bf16 torch.nn.Linear", dense), ("w4a16.nn.Linear", quant)):
-                out[f"{name}, {tag}"] = graph_time_us(lambda c: mod(x), 1, reps=reps)
+                out[f"{name}, {tag}"] = graph_us(lambda: mod(x), 1, reps=reps)
         del dense, quant
         torch.cuda.empty_cache()
     return out

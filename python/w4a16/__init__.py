@@ -7,7 +7,10 @@ source of behaviour:
   (numpy arrays or torch tensors; the same bits as the C functions);
 - the op ``torch.ops.w4a16.gemm`` (registered on import where torch is importable; see
   :mod:`w4a16.ops`), and :mod:`w4a16.nn` (``Linear``, ``replace_linears``);
-- selection: :func:`kernels`, :func:`info`, :func:`tune`.
+- selection: :func:`kernels`, :func:`info`, :func:`tune`;
+- checkpoints: :func:`load_quantized`, :func:`from_gptq`, :func:`from_awq`,
+  :func:`from_compressed_tensors` (:mod:`w4a16.checkpoints`); tensor parallelism: :func:`shard`
+  (:mod:`w4a16.parallel`).
 
 ``import w4a16`` needs numpy only. Errors of the C library raise :class:`W4A16Error` (the status
 name and the library's message); bad Python arguments raise ``ValueError`` / ``TypeError`` naming
@@ -21,15 +24,16 @@ from ._dtypes import (FINEGRAINED_SCALE_AND_ZEROS, FINEGRAINED_SCALE_ONLY,
 from ._lib import W4A16Error
 from ._select import KernelInfo, info, kernels, tune
 from ._weight import QuantizedWeight, pack, quantize, unpack
-from .parallel import shard
 from .checkpoints import (QuantizedCheckpoint, from_awq, from_compressed_tensors, from_gptq,
                           load_quantized)
+from .parallel import shard
 
 __version__ = "0.1.0"
 
 __all__ = ["W4A16Error", "QuantizedWeight", "quantize", "pack", "unpack", "kernels", "info",
            "tune", "KernelInfo", "PER_COLUMN_SCALE_ONLY", "FINEGRAINED_SCALE_ONLY",
-           "FINEGRAINED_SCALE_AND_ZEROS", "__version__"]
+           "FINEGRAINED_SCALE_AND_ZEROS", "from_gptq", "from_awq", "from_compressed_tensors",
+           "load_quantized", "QuantizedCheckpoint", "shard", "__version__"]
 
 
 def _register_torch() -> bool:
