@@ -1,7 +1,9 @@
 /*
  * select.h - kernel selection: the heuristic (a rule table, ranked candidates
  * like cuBLASLt's heuristic query), the persisted config cache, per-problem
- * tuning, and the library's log callback.
+ * tuning, and the library's log callback. The last section ("Advanced") holds the
+ * calls for tools and tuning: queries over a caller's table, the rule table itself,
+ * the profiler and w4a16_tune.
  *
  * w4a16_gemm(args, NULL, ...) selects a kernel by: config cache hit for the
  * problem's M bucket, else the heuristic's first pick. w4a16_tune() profiles one
@@ -90,89 +92,6 @@ typedef struct w4a16_heuristic_result {
  */
 W4A16_API w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested,
                                              w4a16_heuristic_result out[], int *returned);
-
-/**
- * As w4a16_heuristic_query over the caller's kernel table (e.g. a fake registry
- * with impl == NULL) for a device of sm_count multiprocessors and compute
- * capability cc (major*10+minor). Needs no GPU. Statuses as above, and
- * INVALID_VALUE for sm_count < 1 or cc < 10.
- */
-W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count,
-                                                   int sm_count, int cc,
-                                                   const w4a16_problem *problem, int requested,
-                                                   w4a16_heuristic_result out[], int *returned);
-
-/**
- * As w4a16_heuristic_query_table for a device whose peak DRAM bandwidth is mem_gbps
- * GB/s (10^9 bytes/s; see w4a16_heuristic_rule's mem_gbps_min). mem_gbps = 0 means
- * unknown, as in w4a16_heuristic_query_table: rules that bound the bandwidth from
- * below match nothing. Needs no GPU. Statuses as w4a16_heuristic_query_table, and
- * INVALID_VALUE for mem_gbps < 0.
- */
-W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count,
-                                                       int sm_count, int cc, int mem_gbps,
-                                                       const w4a16_problem *problem, int requested,
-                                                       w4a16_heuristic_result out[], int *returned);
-
-/**
- * A heuristic rule: when the problem and device fall in the ranges (inclusive;
- * a max of 0 means unbounded), the kernels that match the kernel conditions form
- * the rule's tier. Rules are tried in table order; a kernel belongs to the
- * first rule it matches.
- *  family             W4A16_FAMILY_* or -1 for any
- *  m_tiles_max        ceil(M / tile_m) <= m_tiles_max (0 = any)
- *  min_waves_eff      waves_efficiency >= this (0 = any)
- *  modes              the problem's quant mode has its bit (1u << w4a16_quant_mode) set
- *                     (0 = any mode)
- *  group_max          the problem's group_size <= group_max (0 = any; per-column problems
- *                     carry group_size = K)
- *  threads_min/_max   the kernel's threads per CTA (0 = no bound): tells the sm90 cooperative
- *                     kernels with four consumer warpgroups (640 threads, name suffix "_wg4")
- *                     from those with two (384) of the same tile
- *  cluster_max        the kernel's CTAs per thread-block cluster (cluster_n x cluster_m x
- *                     cluster_k) at most this (0 = any): 1 keeps a row to kernels without clusters
- *  cluster_min        the same count at least this (0 = any): 2 keeps a row to cluster kernels
- *  dtypes             the problem's dtype has its bit (1u << w4a16_dtype) set (0 = any dtype)
- *  schedules          the kernel's schedule has its bit (1u << w4a16_schedule) set (0 = any):
- *                     tells the sm_90 TMA-streaming GEMV kernels from the register-staged ones
- *                     of the same tiles and stages
- *  mem_gbps_min/_max  the device's peak DRAM bandwidth in GB/s (10^9 bytes/s: 2 x memory clock x
- *                     bus width / 8, from cudaDevAttrMemoryClockRate and
- *                     cudaDevAttrGlobalMemoryBusWidth; as reported: H100 SXM 3352, H200 4814); 0 = no bound. A
- *                     device whose bandwidth is unknown (0, w4a16_heuristic_query_table) matches
- *                     no row with mem_gbps_min > 0: tells the H200 from the H100, which share
- *                     cc 9.0 and 132 SMs but not the balance of a decode GEMV
- * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
- * fewer threads, then name.
- */
-typedef struct w4a16_heuristic_rule {
-  const char *name;
-  /* problem and device */
-  int64_t m_min, m_max;
-  int64_t n_min, n_max;
-  int64_t k_min, k_max;
-  int sm_count_min, sm_count_max;
-  int cc_min, cc_max;
-  /* kernel */
-  int family;
-  int tile_m_min, tile_m_max;
-  int tile_n_min, tile_n_max;
-  int stages_min, stages_max;
-  int m_tiles_max;
-  float min_waves_eff;
-  int tile_k_min, tile_k_max; /* 0 = no bound (after the fields above, so older initializers leave it open) */
-  unsigned modes;             /* problem: quant-mode bit mask, 0 = any */
-  int group_max;              /* problem: group_size <= group_max, 0 = any (last, likewise) */
-  int threads_min, threads_max; /* kernel: threads per CTA, 0 = no bound (last, likewise) */
-  int cluster_max;              /* kernel: CTAs per cluster at most, 0 = any (last, likewise) */
-  unsigned schedules;           /* kernel: schedule bit mask, 0 = any (last, likewise) */
-  int cluster_min;              /* kernel: CTAs per cluster at least, 0 = any (last, likewise) */
-  unsigned dtypes;              /* problem: dtype bit mask, 0 = any (last, likewise) */
-  int mem_gbps_min, mem_gbps_max; /* device: peak DRAM bandwidth, GB/s, 0 = no bound (last, likewise) */
-} w4a16_heuristic_rule;
-
-/** The built-in rule table (static; *count set to its length). */
-W4A16_API const w4a16_heuristic_rule *w4a16_heuristic_rules(size_t *count);
 
 /* ------------------------------------------------------------------------- */
 /* Config cache                                                              */
@@ -300,6 +219,94 @@ typedef enum w4a16_selection_source {
 W4A16_API w4a16_status w4a16_select(const w4a16_problem *problem,
                                     const w4a16_kernel_desc **kernel,
                                     w4a16_selection_source *source);
+
+/* ========================================================================= */
+/* Advanced: rule tables, the profiler and tuning. For tools, tests and tuning */
+/* runs; these may change with a minor version (see w4a16.h, Compatibility). */
+/* ========================================================================= */
+
+/**
+ * As w4a16_heuristic_query over the caller's kernel table (e.g. a fake registry
+ * with impl == NULL) for a device of sm_count multiprocessors and compute
+ * capability cc (major*10+minor). Needs no GPU. Statuses as above, and
+ * INVALID_VALUE for sm_count < 1 or cc < 10.
+ */
+W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count,
+                                                   int sm_count, int cc,
+                                                   const w4a16_problem *problem, int requested,
+                                                   w4a16_heuristic_result out[], int *returned);
+
+/**
+ * As w4a16_heuristic_query_table for a device whose peak DRAM bandwidth is mem_gbps
+ * GB/s (10^9 bytes/s; see w4a16_heuristic_rule's mem_gbps_min). mem_gbps = 0 means
+ * unknown, as in w4a16_heuristic_query_table: rules that bound the bandwidth from
+ * below match nothing. Needs no GPU. Statuses as w4a16_heuristic_query_table, and
+ * INVALID_VALUE for mem_gbps < 0.
+ */
+W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count,
+                                                       int sm_count, int cc, int mem_gbps,
+                                                       const w4a16_problem *problem, int requested,
+                                                       w4a16_heuristic_result out[], int *returned);
+
+/**
+ * A heuristic rule: when the problem and device fall in the ranges (inclusive;
+ * a max of 0 means unbounded), the kernels that match the kernel conditions form
+ * the rule's tier. Rules are tried in table order; a kernel belongs to the
+ * first rule it matches.
+ *  family             W4A16_FAMILY_* or -1 for any
+ *  m_tiles_max        ceil(M / tile_m) <= m_tiles_max (0 = any)
+ *  min_waves_eff      waves_efficiency >= this (0 = any)
+ *  modes              the problem's quant mode has its bit (1u << w4a16_quant_mode) set
+ *                     (0 = any mode)
+ *  group_max          the problem's group_size <= group_max (0 = any; per-column problems
+ *                     carry group_size = K)
+ *  threads_min/_max   the kernel's threads per CTA (0 = no bound): tells the sm90 cooperative
+ *                     kernels with four consumer warpgroups (640 threads, name suffix "_wg4")
+ *                     from those with two (384) of the same tile
+ *  cluster_max        the kernel's CTAs per thread-block cluster (cluster_n x cluster_m x
+ *                     cluster_k) at most this (0 = any): 1 keeps a row to kernels without clusters
+ *  cluster_min        the same count at least this (0 = any): 2 keeps a row to cluster kernels
+ *  dtypes             the problem's dtype has its bit (1u << w4a16_dtype) set (0 = any dtype)
+ *  schedules          the kernel's schedule has its bit (1u << w4a16_schedule) set (0 = any):
+ *                     tells the sm_90 TMA-streaming GEMV kernels from the register-staged ones
+ *                     of the same tiles and stages
+ *  mem_gbps_min/_max  the device's peak DRAM bandwidth in GB/s (10^9 bytes/s: 2 x memory clock x
+ *                     bus width / 8, from cudaDevAttrMemoryClockRate and
+ *                     cudaDevAttrGlobalMemoryBusWidth; as reported: H100 SXM 3352, H200 4814); 0 = no bound. A
+ *                     device whose bandwidth is unknown (0, w4a16_heuristic_query_table) matches
+ *                     no row with mem_gbps_min > 0: tells the H200 from the H100, which share
+ *                     cc 9.0 and 132 SMs but not the balance of a decode GEMV
+ * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
+ * fewer threads, then name.
+ */
+typedef struct w4a16_heuristic_rule {
+  const char *name;
+  /* problem and device */
+  int64_t m_min, m_max;
+  int64_t n_min, n_max;
+  int64_t k_min, k_max;
+  int sm_count_min, sm_count_max;
+  int cc_min, cc_max;
+  /* kernel */
+  int family;
+  int tile_m_min, tile_m_max;
+  int tile_n_min, tile_n_max;
+  int stages_min, stages_max;
+  int m_tiles_max;
+  float min_waves_eff;
+  int tile_k_min, tile_k_max; /* 0 = no bound (after the fields above, so older initializers leave it open) */
+  unsigned modes;             /* problem: quant-mode bit mask, 0 = any */
+  int group_max;              /* problem: group_size <= group_max, 0 = any (last, likewise) */
+  int threads_min, threads_max; /* kernel: threads per CTA, 0 = no bound (last, likewise) */
+  int cluster_max;              /* kernel: CTAs per cluster at most, 0 = any (last, likewise) */
+  unsigned schedules;           /* kernel: schedule bit mask, 0 = any (last, likewise) */
+  int cluster_min;              /* kernel: CTAs per cluster at least, 0 = any (last, likewise) */
+  unsigned dtypes;              /* problem: dtype bit mask, 0 = any (last, likewise) */
+  int mem_gbps_min, mem_gbps_max; /* device: peak DRAM bandwidth, GB/s, 0 = no bound (last, likewise) */
+} w4a16_heuristic_rule;
+
+/** The built-in rule table (static; *count set to its length). */
+W4A16_API const w4a16_heuristic_rule *w4a16_heuristic_rules(size_t *count);
 
 /* --- profiler (runtime/profile.c) --- */
 

@@ -27,6 +27,18 @@
  * library reads its environment variables (W4A16_CACHE_PATH, W4A16_LOG_LEVEL and the
  * W4A16_SM90_* measurement switches) with getenv, some on every call: changing the
  * environment (setenv) while another thread calls into the library is a data race.
+ *
+ * Compatibility (ABI): status values, enum values and function signatures are never
+ * reused for another meaning. Structs that the library hands out by pointer
+ * (w4a16_kernel_desc, the registry's entries) grow only at their end: read them through
+ * the pointers, never copy arrays of them. Option structs that the caller fills carry a
+ * struct_size (w4a16_quantize_options) or are zero-initialized with every zero meaning the
+ * default (w4a16_profile_options), so that a later version can add fields at the end. The
+ * caller-allocated problem and argument structs (w4a16_problem, w4a16_gemm_args,
+ * w4a16_heuristic_rule) keep their layout within a minor version; until 1.0 a minor version
+ * may change them, and the version macros below say which one a program was built against.
+ * select.h's "advanced" calls (rule tables, the profiler) are for tools and tuning and may
+ * change with a minor version.
  */
 #ifndef W4A16_H
 #define W4A16_H
