@@ -9,22 +9,21 @@
    H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
 #define W4A16_SM90_HALF_SM_SMEM 115712
 /* stream-K where the output tiles fill less than this fraction of their waves, over at most this
-   many waves, from this M on (H100, docs/PERFORMANCE.md seventh session: at M <= 64 the kernels
-   stream weights at the memory's pace and the fixup only costs, 28672x4096 at M = 1..32 lost
-   14-22 %; from M = 128 it gains up to 20 %) */
+   many waves, from this M on (H100: at M <= 64 the kernels stream weights at the memory's pace
+   and the fixup only costs, 28672x4096 at M = 1..32 loses 14-22 %; from M = 128 it gains up to
+   20 %) */
 #define W4A16_SM90_STREAMK_EFF 0.85
 #define W4A16_SM90_STREAMK_WAVES 4
 #define W4A16_SM90_STREAMK_MIN_M 65
-/* the 256-k tiles (128 rows) from M = 17, and in place of split-K (w4a16_choose_stream_k): at M = 32..64 stream-K took 10240x8192 from 80 of 132
-   SMs to all (23.7 -> 21.9 us at M = 32, 28.1 -> 25.8 at M = 64) and 57344x8192 M = 32 112.0 ->
-   100.6, slower nowhere (H100, docs/PERFORMANCE.md, eighth session); the 128-k tiles lose there
-   (28672x4096 M = 16 with 256x16x128: 24.4 -> 28.5, M = 64 with 256x64x128: 33.4 -> 38.8) */
+/* the 256-k tiles (128 rows) from M = 17, and in place of split-K (w4a16_choose_stream_k): at M = 32..64 stream-K takes 10240x8192 from 80 of 132
+   SMs to all (8 % faster at M = 32 and 64) and 57344x8192 M = 32 10 % faster, slower nowhere
+   (H100); the 128-k tiles lose there (28672x4096 M = 16 with 256x16x128 and M = 64 with
+   256x64x128: 16-17 % slower) */
 #define W4A16_SM90_STREAMK_MIN_M_K256 17
 /* below that M, the 256-k tiles take stream-K (the K pair where it qualifies) where the tiles number
    at least this fraction of the SMs (each tile shared by about two CTAs at most): at M = 1..16
-   8192x8192 (64 tiles, K pair) 17.5 -> 15.5 us with 128x16x256, 10240x8192 (80) 28.2 -> 21.3,
-   57344x8192 0.86-0.93x; with 32-48 tiles (4096 / 6144 rows) the fixups lost up to 26 % (H100,
-   docs/PERFORMANCE.md, twelfth session) */
+   8192x8192 (64 tiles, K pair) takes 0.89x the time with 128x16x256, 10240x8192 (80) 0.76x,
+   57344x8192 0.86-0.93x; with 32-48 tiles (4096 / 6144 rows) the fixups cost up to 26 % (H100) */
 #define W4A16_SM90_STREAMK_SMALL_M_FILL 0.45
 
 static int is_finegrained(w4a16_quant_mode m) {
@@ -183,10 +182,9 @@ int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, i
   if (force == 0) return 0;
   int min_m_forced;
   if (p->m < streamk_min_m(kd, &min_m_forced)) return 0;
-  /* =2: in place of split-K too (measurement); the 256-k tiles take it in place of split-K anyway
-     (H100, eighth session, docs/runs/session8/sk2: 8192x8192 M = 32 / 64 18.4 -> 17.8 / 21.5 ->
-     20.8 us, 8192x28672 M = 32 53.9 -> 51.6; the 128-k tiles gained nothing consistent, seventh
-     session) */
+  /* =2: in place of split-K too (measurement); the 256-k tiles take it in place of split-K anyway:
+     it is 3-4 % faster there (H100: 8192x8192 M = 32 / 64, 8192x28672 M = 32); the 128-k tiles
+     gain nothing consistent */
   if (force != 2 && kd->tile_k < 256 && split_k_rule(kd, p, sm_count) > 1) return 0;
   const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
   const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);

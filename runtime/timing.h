@@ -20,8 +20,8 @@
  * starting candidate one further along each round. Where a problem runs the card
  * into its power limit (M = 4096 on the large layers: the clock falls within tens
  * of milliseconds), timing candidates one after the other favours the first ones,
- * which run while the card is still cool (the twenty-sixth session measured 1.32x
- * between two kernels that run within 2 % of each other); in rounds every
+ * which run while the card is still cool (two kernels that run within 2 % of each
+ * other time 1.32x apart that way); in rounds every
  * candidate sees the same mix of the card's states.
  *
  * Nothing is allocated between the first and the last event of a round.
