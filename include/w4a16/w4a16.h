@@ -302,7 +302,7 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  * calling thread about 3-4 us (H100 hosts, CUDA 13; most of it the launch itself; split-K
  * adds a second launch), as long as a decode-sized kernel runs, so an eager stream of small
  * layers goes at the host's pace: capture decode steps in a graph (`w4a16_bench --eager`
- * measures both; docs/PERFORMANCE.md, thirtieth session).
+ * measures both).
  *
  * Ordering: on sm_90 the kernels use programmatic dependent launch: they may start
  * while the previous kernel on the stream is finishing, and they may read the quantized

@@ -1,19 +1,18 @@
 // func_attr.cuh - a kernel's function attributes (maximum dynamic shared memory, shared-memory
 // carveout) set once per CUDA context instead of on every launch (host side, all families).
 //
-// cudaFuncSetAttribute costs the host about 0.22 us a call (H100, CUDA 13, thirtieth session,
-// docs/PERFORMANCE.md), against about 2.5 us for the launch itself; a launch that made one or two such
-// calls every time spent 6-12 % of an eager call of w4a16_gemm on them, where decode-sized launches are
-// as short as the host's side (4096x4096 M = 1: 3.8-4.0 us of host time a call against 4.0-4.5 us of
-// GPU time).
+// cudaFuncSetAttribute costs the host about 0.22 us a call (H100, CUDA 13), against about 2.5 us for
+// the launch itself; a launch that makes one or two such calls every time spends 6-12 % of an eager
+// call of w4a16_gemm on them, where decode-sized launches are as short as the host's side (4096x4096
+// M = 1: 3.8-4.0 us of host time a call against 4.0-4.5 us of GPU time).
 //
 // Where the attributes live is not documented: the driver keeps them per context (cuFuncSetAttribute
 // on a context's copy of the kernel), and a context without them has the defaults (48 KB of dynamic
 // shared memory; a launch asking for more fails). CUDA 13's runtime does apply attributes set earlier
-// to a new context that loads the kernel (after cudaDeviceReset the new primary context had them:
-// docs/runs/session30/host/reset_probe.cu), but nothing promises it. So the record is the ID of the
-// context where they were set (cuCtxGetId: unique for the life of the process, never reused), and a
-// launch from any other context - another device's, or the one after a reset - sets them again.
+// to a new context that loads the kernel (after cudaDeviceReset the new primary context has them),
+// but nothing promises it. So the record is the ID of the context where they were set (cuCtxGetId:
+// unique for the life of the process, never reused), and a launch from any other context - another
+// device's, or the one after a reset - sets them again.
 // Thread-safe: a context ID is stored only after its attributes are set, and a thread that reads
 // another context's ID sets its own again (threads of several devices alternating on one kernel only
 // make the calls more often).

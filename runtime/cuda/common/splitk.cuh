@@ -30,7 +30,7 @@ template <> __device__ __forceinline__ __nv_bfloat16 w4a16_from_float<__nv_bfloa
 // family), blockIdx.x along the row's quads, blockIdx.y along the rows (grid-strided). No integer
 // division: the reduction runs between two GEMMs, on the critical path, with little work per thread
 // (against a grid-strided quad index split by 64-bit division and modulo: 0.97-1.00x the time of
-// the sm90 split-K problems on the H100, docs/PERFORMANCE.md, eighth session). Shared by the plain
+// the sm90 split-K problems on the H100). Shared by the plain
 // kernel below and the GEMV's and the sm90 family's programmatic-dependent-launch variants, so all
 // give the same bits: per output, the slices z = 0, 1, ... summed from 0, times alpha, plus the
 // bias if any. Grid: w4a16_splitk_reduce_grid.

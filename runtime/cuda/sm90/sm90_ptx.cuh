@@ -72,7 +72,7 @@ static __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
 // the arrival only tells the peer's producer that this warp's reads of the stage are done (its
 // shared loads consumed, its wgmmas waited for). `.release.cluster` compiled to MEMBAR.ALL.GPU +
 // ERRBAR + CGAERRBAR before every remote arrival, once per stage and consumer warp: the cluster
-// kernels ran 1.3-2x slower than 1x1x1 with it (docs/PERFORMANCE.md, fifth session).
+// kernels run 1.3-2x slower than 1x1x1 with it.
 static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
