@@ -24,8 +24,9 @@
 //
 // Pipeline: STAGES shared-memory stages, each holding the activation tile (TMA, swizzled: KT boxes
 // of [TM rows x 64 k]; a full token tile's KT boxes by one copy of a 3-D map, [K/64] x [M] x [64 k]
-// with a 128-byte chunk stride, Params::a3d: the producer's copy issue had been a bound of the small
-// token tiles, 0.87-1.01x for 128x32x256, 0.92-1.05x for 256x16x128, H100, eleventh session), the
+// with a 128-byte chunk stride, Params::a3d: a copy a box makes the producer's copy issue a bound of
+// the small token tiles; one copy takes 0.87-1.01x the time for 128x32x256, 0.92-1.05x for
+// 256x16x128, H100), the
 // packed weight tile (TMA over the packed buffer seen as a 2-D array of 32-bit words,
 // [N/16 row blocks] x [K/64 * 128 words]; tile_k 256, whose box row of 512 words exceeds a box
 // dimension's 256 elements: 3-D, [N/16] x [K/64] x [128 words], the same bytes in shared memory)
@@ -48,9 +49,8 @@
 // weight tile): each CTA loads 1/CN of the activation box and 1/CM of the weight box and
 // multicasts it to the CTAs that share it. A consumer warp frees a stage in the other CTAs by
 // a remote arrival of CTA-scope release semantics (sm90_ptx.cuh mbar_arrive_cluster: with
-// .release.cluster, a MEMBAR.ALL.GPU per stage and warp made the cluster kernels 1.3-2x slower
-// than 1x1x1; fixed in the fifth session, docs/PERFORMANCE.md: 128x256x64 2x1x1 is now 6-7 %
-// faster than 1x1x1 at M = 4096).
+// .release.cluster, a MEMBAR.ALL.GPU per stage and warp makes the cluster kernels 1.3-2x slower
+// than 1x1x1; with CTA scope 128x256x64 2x1x1 is 6-7 % faster than 1x1x1 at M = 4096).
 //
 // Persistent grid: min(work units, SMs / cluster size) clusters walk the units
 // (cluster tile x K slice) in a banded raster (bands of 8 cluster rows along M, N
@@ -84,9 +84,9 @@
 // 2023). The flags are a warp of the producer warpgroup's (the flag warp, W4A16_SM90_FLAG_WARP): it
 // releases a partial's flag once the consumers that stored it have arrived on a named barrier, and
 // waits for the flags of a tile its CTA began while the consumers still run that tile's mainloop;
-// the consumers neither wait for a release's memory barrier nor poll (H100, sixteenth session,
-// docs/PERFORMANCE.md: 10240x8192 M = 17..64 0.97-0.99x, 28672x4096 0.975-0.98x, 4096x4096
-// M = 17..32 1.02x, 0.996x geomean over 42 stream-K problems, two calls).
+// the consumers neither wait for a release's memory barrier nor poll (H100, against the consumers
+// doing both: 10240x8192 M = 17..64 0.97-0.99x the time, 28672x4096 0.975-0.98x, 4096x4096
+// M = 17..32 1.02x, 0.996x geomean over 42 stream-K problems).
 //
 // K pair (p->kpair, where the runtime chose stream-K or split 2 but two CTAs a tile fill 70-100 %
 // of the SMs, e.g. N = 8192 in tiles of 128 rows at M <= tile_m on 132 SMs): the grid is launched
@@ -95,16 +95,16 @@
 // k-blocks no longer need; rank 1 writes its fp32 accumulators there by st.async (distributed
 // shared memory, counted on an mbarrier of rank 0), rank 0 adds them after its own and runs the
 // epilogue. No workspace, no flags, no global round trip: stream-K's fixup (the partial's release,
-// the flag, the reads) cost 9-24 % of these problems' time (docs/PERFORMANCE.md, eleventh session).
+// the flag, the reads) costs 9-24 % of these problems' time.
 // Also in place of split-K into two slices (where the runtime splits a tile_k < 256 tile's K in
 // two): no fp32 partials through memory and no reduction kernel. Tiles whose accumulators exceed a
 // stage (kPairRing: 128x128x128, 128x256x64, 256x64x128, 128x64x128) hand them over in two halves:
 // the first into rank 0's epilogue buffer as soon as rank 1's mainloop ends, the second into the
 // ring stages rank 0's mainloop frees first, with rank 0 a few k-blocks ahead (Params::kpair - 1,
 // kpair_lead) so that both move while its mainloop runs; rank 0 adds them as its epilogue stages
-// the tile in the ring stages after the second half's (H100, nineteenth session: the ring handoff
-// 0.92-1.00x split-K's time on 17 problems of M = 17..512; twenty-fourth session: the two halves
-// 0.954-0.993x the ring handoff's time on five problems of M = 128..512, docs/PERFORMANCE.md).
+// the tile in the ring stages after the second half's (H100: a handoff through the ring takes
+// 0.92-1.00x split-K's time on 17 problems of M = 17..512; the two halves take 0.954-0.993x the time
+// of a single handoff through the ring on five problems of M = 128..512).
 //
 // Programmatic dependent launch: the GEMM and the reduction are launched with
 // programmatic stream serialization and let their dependents launch at once. The GEMM's
@@ -215,8 +215,8 @@ struct Cfg {
   static constexpr bool kZeros = MODE_ == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   static constexpr int kSub = kZeros ? 0 : 8;
   // consumer warpgroups: 2, or 4 for the cooperative schedule (twice the warps per scheduler, at 104
-  // registers each: 64 rows a warpgroup, so TN = 256 and small TM). H100 (docs/PERFORMANCE.md,
-  // tenth session): 256x32x128 with four is 3-11 % faster than with two and wins 28672x4096 at
+  // registers each: 64 rows a warpgroup, so TN = 256 and small TM). H100: 256x32x128 with four is
+  // 3-11 % faster than with two and wins 28672x4096 at
   // M = 17..32; at M = 64 four and two tie (the consumers are not short of warps there).
   static constexpr int NC = NC_;
   static constexpr int kThreads = 128 * (NC + 1);
@@ -293,12 +293,12 @@ struct Cfg {
   // each half with its own wgmma group, in the registers of one block's fragments: the
   // conversion of one half runs while the other half's wgmmas are in flight (wgmma.wait_group 1
   // frees the half about to be overwritten), where the whole-block order drains every wgmma
-  // before converting. H100, same call (docs/PERFORMANCE.md, ninth session): 128x32x256 1.023x,
-  // 128x64x256 1.016x geomean over 40 problems of M = 16..128; the tile_k 128 tiles (4 steps a
-  // half) gained nothing (256x16x128, 256x32x128 0.993x) and keep the whole-block order.
+  // before converting. H100, halves against the whole-block order: 128x32x256 1.023x,
+  // 128x64x256 1.016x geomean speed-up over 40 problems of M = 16..128; the tile_k 128 tiles (4
+  // steps a half) gain nothing (256x16x128, 256x32x128 0.993x) and keep the whole-block order.
   static constexpr bool halves_in(bool chunk) { return !overlap_in(chunk) && TK_ == 256 && W4A16_SM90_HALVES != 0; }
-  // The producer's registers after setmaxnreg.dec: 48 (at 40 ptxas spilled 12-48 bytes in the
-  // producer and the consumers' set-up of most tiles; sixteenth session), but 40 with four consumer
+  // The producer's registers after setmaxnreg.dec: 48 (at 40 ptxas spills 12-48 bytes in the
+  // producer and the consumers' set-up of most tiles), but 40 with four consumer
   // warpgroups (their 104 registers either way) and where a one-CTA-per-SM tile's consumers hold two
   // fragment buffers of 16 k16 steps (128x16x256, chunked): at the 224 registers a 48-register
   // producer leaves them, ptxas serializes their wgmmas (C7512).
@@ -318,7 +318,7 @@ struct Cfg {
   // ptxas serializes the wgmmas: C7512, insufficient registers; so it does for 128x16x256, hence
   // TK <= 128: a group of 128 with 256 k per stage would not take this loop anyway).
   // Not with four consumer warpgroups: at their 104 registers both loops compiled into one kernel
-  // spill (256x32x128: 140 bytes) and it ran 1.1-1.6x slower than the pre-scaled loop (tenth session).
+  // spill (256x32x128: 140 bytes) and it runs 1.1-1.6x slower than the pre-scaled loop.
   // The K-pair mode (Params::kpair) for cooperative 1x1x1 tiles: rank 1's accumulators go into a
   // stage of rank 0, or in two halves (kPairRing, below) where they exceed a stage; it uses the two
   // order barriers, idle in this schedule. (kPairRing: tiles with the tensor-store epilogue only,
@@ -341,10 +341,10 @@ struct Cfg {
   static constexpr bool kPairOk =
       kCoop && kCluster == 1 && (kPairRing ? kTmaStore && kPairLate + kPairOut <= STAGES : true);
   // Stream-K: the last partial of a tile this CTA began comes into the stage ring (from stage 0,
-  // fragment order, as the K pair's did before its two halves) by bulk copies of the flag warp, each stage's part as soon as
+  // fragment order) by bulk copies of the flag warp, each stage's part as soon as
   // the mainloop has released that stage for good, and the epilogue adds it as it stages the tile:
   // cooperative tiles with the tensor-store epilogue whose fp32 tile fits the ring, of 128 KB (the
-  // 128x256 tiles). H100, twentieth session (docs/PERFORMANCE.md): 128x256x64 0.983-0.998x the time
+  // 128x256 tiles). H100: 128x256x64 0.983-0.998x the time
   // of the global reads on seven stream-K problems of M = 256..1024 (2x1x1: 0.989-0.996x);
   // 128x128x128 (64 KB) 0.988-1.003x and 128x64x256 (32 KB) 0.987-1.011x over three forms of the
   // handoff, so those read from memory
@@ -363,9 +363,9 @@ struct Cfg {
   // copy a row (two a k-block for groups of 128; see s2d_min_rows). Four (eight rows at groups of
   // 128: kGrMax) or fewer: at most STAGES - 1 and not a divisor of STAGES, so that no two chunks of a
   // unit begin STAGES k-blocks apart (see the producer). Chunks for the other tiles (already one
-  // copy of the 2-D map a k-block) made them 1-3 % slower (fifteenth session, docs/PERFORMANCE.md).
+  // copy of the 2-D map a k-block) make them 1-3 % slower.
   static constexpr int schunk_of(int c) { return c < 2 ? 1 : (c <= STAGES_ - 1 && STAGES_ % c != 0) ? c : schunk_of(c - 1); }
-  // (Not the 8-token tile: its chunked instance spilled 72 bytes in ptxas -v, twenty-fifth session.)
+  // (Not the 8-token tile: its chunked instance spills 72 bytes in ptxas -v.)
   static constexpr int kSChunk = TK_ == 256 && TM_ >= 16 && TM_ <= 32 ? schunk_of(4) : 1;
 
   static_assert(TN % 64 == 0 && R >= 1 && kWgRows * (kCoop ? NC : 1) == TN, "tile_n: 64 rows per wgmma per warpgroup");
@@ -630,8 +630,7 @@ static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm
 
 // ------------------------------------------------------------------------- the kernel
 // CHUNK: the scale rows come by chunks (Params::s2d bit 1; Cfg::kSChunk > 1 only). A kernel of its
-// own: compiled into the one kernel, the chunk code cost the launches without chunks 2-4 %
-// (fifteenth session, docs/PERFORMANCE.md).
+// own: compiled into the one kernel, the chunk code costs the launches without chunks 2-4 %.
 template <typename T, class C, bool CHUNK>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
@@ -866,8 +865,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
           named_bar_sync(kFlagBar + cw, nthr_bar);
           if (lane == 0) st_release_gpu(p.flags + blockIdx.x, p.token);
         } else if (u.sk_last >= 0) {
-          // (acquire polls: relaxed ones and one fence.acq_rel after them were 1 % slower, the fence
-          // holding the handoff; sixteenth session)
+          // (acquire polls: relaxed ones and one fence.acq_rel after them are 1 % slower, the fence
+          // holding the handoff)
           // (kSkRing: lanes 1.. wait for the flags of all but the last contributor, whose pieces lie
           // inside the tile and finish with this CTA; then lane 0 brings the last one's partial into
           // the ring, while the consumers read the others')
@@ -1343,18 +1342,18 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             return reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + crank) * (C::TN * C::TM / 4);
           };
           // (two partials a step only where a partial is a few registers a thread, TM <= 32, and
-          // not for the one-CTA-per-SM 16-token tiles: there ptxas then spilled 40 more bytes and
-          // 128x16x256 ran 3-6 % slower at M = 16; fourteenth session, docs/PERFORMANCE.md)
+          // not for the one-CTA-per-SM 16-token tiles: there ptxas then spills 40 more bytes and
+          // 128x16x256 runs 3-6 % slower at M = 16)
           constexpr int kStep = W4A16_SM90_FIXUP_STEP2 && C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
           const int q_end = u.sk_last - (C::kSkRing ? 1 : 0);  // (kSkRing: the last comes through the ring)
           // The cooperative tiles of <= 16 tokens: every partial at once into the stage ring (free:
           // this unit, the CTA's last, has read every stage, and both warpgroups are past the
           // barrier above), each thread copying the 16-byte pieces it adds (cp.async: no registers
           // held, no other thread's data), then added in K order from there: one round trip to L2
-          // instead of one a partial. H100, twenty-first session (docs/PERFORMANCE.md): 128x16x256
-          // 0.989-0.994x on 10240x8192 / 4096x14336 at M = 1..16; 128x32x256, 128x64x256 and
-          // 128x128x128 0.997-1.006x, so those keep the reads from global memory. Not in the
-          // scale-chunk instance (the K pair's; there it made ptxas spill).
+          // instead of one a partial. H100: 128x16x256 0.989-0.994x the time on 10240x8192 /
+          // 4096x14336 at M = 1..16; 128x32x256, 128x64x256 and 128x128x128 0.997-1.006x, so those
+          // keep the reads from global memory. Not in the scale-chunk instance (the K pair's; there
+          // it makes ptxas spill).
           constexpr int kPart = C::TN * C::TM * 4;
           const bool cpa = W4A16_SM90_FIXUP_CPASYNC && C::kCoop && C::TM <= 16 && !CHUNK &&
                            (q_end - cid) * kPart <= C::STAGES * C::kStageBytes;
@@ -1413,8 +1412,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
         if (sk_ring) mbar_wait(bar_order + 8, 0);
         // the padded staging rows (no tensor store) from token row 2 t's, for the tiles of <= 16 tokens:
         // their K-pair instance (128x16x256) then compiles without its 4-byte spill and runs 2 % faster
-        // (8192x8192 M = 1 / 16: 14.76 -> 14.43 / 14.80 -> 14.54 us); with 32 tokens the same form cost
-        // 128x32x256 1 % (H100, eighteenth session, docs/PERFORMANCE.md), so those keep the plain one
+        // (8192x8192 M = 1 / 16); with 32 tokens the same form costs 128x32x256 1 % (H100), so those
+        // keep the plain one
         const uint32_t epi_t = epi + 2 * t * C::kEpiStride * 2;
         // a thread's accumulators with the partial added where one is (pair_ring, sk_ring), scaled, biased
         auto out4 = [&](int r, int i, float b0, float b1, float (&a)[4]) {
@@ -1445,10 +1444,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
             // (ml % 8). Token blocks i, i + 1 of the warp's 16 rows by one transposed stmatrix: matrix
             // j = (rows + 8 (j % 2), tokens 8 (i + j / 2) ..), this thread's register j the pair of
             // tokens 2 t, 2 t + 1 at row g (the accumulator layout); lane l gives token row l % 8 of
-            // matrix l / 8, whose 8 rows of N are one 16-byte chunk. One 2-byte store an element took
+            // matrix l / 8, whose 8 rows of N are one 16-byte chunk. One 2-byte store an element takes
             // the end of a 128x256 tile (mainloop end to the stores' completion) to 2.9 us, this 2.4,
-            // and M = 256..1024 ran 0.989-0.996x the time (H100, twenty-third session,
-            // docs/PERFORMANCE.md)
+            // and M = 256..1024 runs 0.989-0.996x the time with this (H100)
             const int q = lane & 7, jm = lane >> 3;
             const int nj = rowbase + r * 64 + warp * 16 + 8 * (jm & 1);
             const uint32_t rowa = box_at(nj >> 6) + (uint32_t)(q * 128 + ((((nj & 63) >> 3) ^ q) << 4));
