@@ -282,9 +282,9 @@ struct Cfg {
       kRegsOverlap <= (kCtasPerSm == 2 ? W4A16_SM90_OVERLAP2 : NC == 2 ? 208 : consumer_regs_beside(40) - 24);
   // Whether the kernel instance with scale chunks or without (the kernel's CHUNK) holds two fragment
   // buffers. A one-CTA-per-SM tile_k 256 tile where they fit (128x16x256) holds them only in its
-  // chunked instance (the K pair) and converts by halves (halves_in) in the other: H100, sixteenth
-  // session (docs/PERFORMANCE.md), the halves with a 48-register producer took 0.97-0.99x the time
-  // on seven layers at M = 1..16 but 1.03x on 8192x8192 (the K pair with chunks).
+  // chunked instance (the K pair) and converts by halves (halves_in) in the other: H100, the halves
+  // with a 48-register producer take 0.97-0.99x the time on seven layers at M = 1..16 but 1.03x on
+  // 8192x8192 (the K pair with chunks).
   // W4A16_SM90_OVERLAP_K256 = 2: two buffers in both instances; 0: in neither (A/B build switch).
   static constexpr bool overlap_in(bool chunk) {
     return kOverlapFits && (K16 < 16 || kCtasPerSm == 2 || W4A16_SM90_OVERLAP_K256 >= (chunk ? 1 : 2));
@@ -1538,23 +1538,21 @@ static inline bool pdl_enabled() {
 }
 
 // How many stages' weights the producer loads before griddepcontrol.wait (Params::prefetch).
-// Default -8: max(2, k-blocks of its first unit / 8), at most STAGES. Measured on the H100
-// (docs/PERFORMANCE.md, sm90 2026-11-22): prefetching all stages gained 3-4% on the long
-// layers but lost 3-7% on split-K layers with 16-21 k-blocks per unit (the reduction kernel
-// between two GEMMs seems to wait behind those bytes); 2 stages there, all on long units.
+// Default -8: max(2, k-blocks of its first unit / 8), at most STAGES. Measured on the H100:
+// prefetching all stages gains 3-4% on the long layers but loses 3-7% on split-K layers with
+// 16-21 k-blocks per unit (the reduction kernel between two GEMMs seems to wait behind those
+// bytes); 2 stages there, all on long units.
 // W4A16_SM90_PREFETCH=0: no early weight reads, and every kernel lets its dependent launch
-// only after its own wait (the ordering before 2026-11-22; A/B switch); =<n> > 0: at most n
-// stages; =-<d>: max(2, k-blocks / d).
+// only after its own wait (A/B switch); =<n> > 0: at most n stages; =-<d>: max(2, k-blocks / d).
 // Default: a unit's k-blocks / 8 stages (at least 2); / 3 for the 16-token tiles, whose stages are
-// mostly weights (H100, twelfth session: / 4 for 128x16x256 with the K pair, 16 k-blocks a CTA,
-// 8192x8192 M = 16 15.7 -> 15.0-15.4 us, 0.98-0.99x over the layers at M = 1..64; 128x64x256 lost
-// 1-3 % with 4; twenty-second session, with stream-K's shrinking parts: / 3 against / 4 0.982-0.983x
-// on 10240x8192 at M = 1..16, 28672x4096 0.991x, 4096x14336 1.012x, six other problems
-// 0.997-1.002x; / 2, 4 or 8 stages 1.01-1.07x on 10240x8192). / 4 for the 32-token tile_k 256 tiles
-// in a stream-K launch without data-parallel tiles (`sk_only`; twenty-fourth session: 128x32x256 on
-// 10240x8192 at M = 24 / 32 0.977 / 0.974x, 4096x14336 0.996-0.998x, five other layers 0.998-1.003x;
-// under the K pair / 4 cost 8192x8192 2.3-2.7 %, and 256x32x128 with four consumer warpgroups lost up
-// to 5 % on 28672x4096).
+// mostly weights (H100: / 4 for 128x16x256 with the K pair, 16 k-blocks a CTA, 8192x8192 M = 16
+// 0.96-0.98x the time, 0.98-0.99x over the layers at M = 1..64, where 128x64x256 loses 1-3 % with
+// 4; with stream-K's shrinking parts / 3 against / 4 0.982-0.983x on 10240x8192 at M = 1..16,
+// 28672x4096 0.991x, 4096x14336 1.012x, six other problems 0.997-1.002x; / 2, 4 or 8 stages
+// 1.01-1.07x on 10240x8192). / 4 for the 32-token tile_k 256 tiles in a stream-K launch without
+// data-parallel tiles (`sk_only`; H100: 128x32x256 on 10240x8192 at M = 24 / 32 0.977 / 0.974x,
+// 4096x14336 0.996-0.998x, five other layers 0.998-1.003x; under the K pair / 4 costs 8192x8192
+// 2.3-2.7 %, and 256x32x128 with four consumer warpgroups loses up to 5 % on 28672x4096).
 template <class C>
 static inline int prefetch_stages(bool sk_only) {
   static const char *e = getenv("W4A16_SM90_PREFETCH");
@@ -1595,15 +1593,15 @@ static inline bool streamk_enabled() {
 // Stream-K's data-parallel tiles a cluster (Params::streamk - 1) for `tiles` output tiles over g
 // clusters: W = floor((tiles - 1) / g), so that stream-K takes the last part-wave's tiles (under one
 // tile a cluster), except that one wave of them with less than a quarter wave left over goes all
-// to stream-K (W = 0). H100, nineteenth session (docs/PERFORMANCE.md): against stream-K over all
-// tiles, 17 of 18 kernel x problem pairs of 1.45-3.4 waves at M = 64..1024 ran in 0.88-0.99x the
+// to stream-K (W = 0). H100: against stream-K over all
+// tiles, 17 of 18 kernel x problem pairs of 1.45-3.4 waves at M = 64..1024 run in 0.88-0.99x the
 // time (6144x4096 M = 512 on 128x128x128 1.014x); with 160 tiles on 132 SMs (a quarter wave
 // left over: W = 1 cut those 28 tiles into pieces of under a fifth of a tile) 1.004-1.023x, hence
 // W = 0 there. Also W = 0 for the tiles whose last partial comes through the stage ring (kSkRing,
 // `ring`) where W = 1 would leave stream-K pieces of under 32 k-blocks: each of those tiles then has a
 // contributor whose whole part lies inside it, so its owner waits at the end for that partial's store
 // and reads it, where stream-K over all tiles gives each tile at most one contributor, whose partial
-// comes through the ring. H100, twentieth session: 128x256x64 on 6144x4096 M = 1024 (192 tiles,
+// comes through the ring. H100: 128x256x64 on 6144x4096 M = 1024 (192 tiles,
 // pieces of 29 k-blocks) 0.98x (1x1x1) and 0.97x (2x1x1) the time; with pieces of 58 k-blocks (8192x8192
 // M = 768) 1.02x, and with W >= 2 1.01-1.04x. A/B switch W4A16_SM90_SK_DP: 0 none, 2 one fewer than
 // W where positive (one to two tiles' worth a cluster by stream-K), 3 W always (1: this rule).
@@ -1621,12 +1619,11 @@ static inline long long streamk_dp_tiles(long long tiles, long long g, long long
 }
 // The fewest scale (zero) rows a stage must hold for them to come by one copy of the 2-D map
 // (Params::s2d) instead of one bulk copy per row. Default: one, except the tile_k 256 tiles of 16 or
-// 32 tokens, which keep bulk copies below four rows. H100, thirteenth session (docs/PERFORMANCE.md;
-// bf16 groups of 128 and 64, eleven default tiles, M = 1..256, three rounds in one call): at one or
-// two rows the map's copy took 0.96-0.98x the time on 128x128x128 and 128x256x64, 0.94-0.98x on
-// 128x16x128, 0.98-0.99x on 128x64x256 and the 256-row tiles, while 128x16x256 lost 1.3-1.6 % at
-// M <= 16 and 128x32x256 up to 3.7 % at M = 32 (10240x8192, 4096x14336; the eleventh session saw
-// the same). W4A16_SM90_S2D=0: bulk copies always; =<n> > 0: the map from n rows on (A/B switch).
+// 32 tokens, which keep bulk copies below four rows. H100 (bf16 groups of 128 and 64, eleven
+// default tiles, M = 1..256): at one or two rows the map's copy takes 0.96-0.98x the time on
+// 128x128x128 and 128x256x64, 0.94-0.98x on 128x16x128, 0.98-0.99x on 128x64x256 and the 256-row
+// tiles, while 128x16x256 loses 1.3-1.6 % at M <= 16 and 128x32x256 up to 3.7 % at M = 32
+// (10240x8192, 4096x14336). W4A16_SM90_S2D=0: bulk copies always; =<n> > 0: the map from n rows on (A/B switch).
 template <class C>
 static inline int s2d_min_rows() {
   static const int n = []() {
@@ -1665,7 +1662,7 @@ static inline bool kpair_enabled() {
 // accumulators go through the ring (Cfg::kPairRing), so that rank 1's first half reaches rank 0's
 // epilogue buffer, and its second half the ring stages freed first, while rank 0's mainloop runs:
 // one k-block per 32 KB of rank 1's accumulators (4 for 128x256x64, 2 for 128x128x128; the other
-// K-pair tiles keep equal halves). H100, twenty-fourth session (docs/PERFORMANCE.md): 128x256x64 at
+// K-pair tiles keep equal halves). H100: 128x256x64 at
 // lead 4 against 2 0.970 / 0.987x on 4096x4096 M = 512, 0.993 / 0.998x on 8192x8192 M = 256;
 // 128x128x128 at lead 2 against 4 0.955-0.977x / 0.977-0.990x on 4096x4096 M = 256, 6144x4096 and
 // 8192x8192 M = 128 (the equal halves' time = 1). W4A16_SM90_KPAIR_LEAD=<d>: d for every kPairRing
@@ -1746,8 +1743,8 @@ static inline int resident_ctas_per_sm(K kern) {
 // Rows of the last token tile's activation and output boxes: where M is not a multiple of TM (and
 // the activations are not multicast) that tile moves only its own rows, rounded up to whole 8-row
 // swizzle atoms: a box row beyond M is an out-of-bounds row that TMA zero-fills (loads) or drops
-// (stores), and those cost as much as real rows or more (H100, docs/PERFORMANCE.md tenth session:
-// 128x64x256 on 28672x4096 took 50.7 us at M = 17, 43.6 at M = 33, 33.0 at M = 48; 128x128x128 143
+// (stores), and those cost as much as real rows or more (H100, boxes of TM rows: 128x64x256 on
+// 28672x4096 takes 50.7 us at M = 17, 43.6 at M = 33, 33.0 at M = 48; 128x128x128 143
 // us at M = 160 against 114 at M = 200). The shared-memory rows beyond the box keep stale data:
 // they only feed the wgmma columns of tokens >= M, which are never stored (stream-K partials carry
 // them and drop them in the same place). W4A16_SM90_CLIP_BOX=0: always TM rows (A/B switch).
@@ -1903,13 +1900,13 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.kpair = 0;
   // K pair (Params::kpair) in place of stream-K where two CTAs a tile fill the GPU: the tiles pair
   // up with at least 70 % of the SMs and every pair is resident at once (clusters of two sit in one
-  // GPC). Stream-K's fixup (the partial's release, the flag, the reads) cost 9-24 % of these
-  // problems' time on an H100-class part (docs/PERFORMANCE.md, eleventh session); 6144x4096's 48
-  // tiles (96 CTAs) at M = 32 / 64: 9.75 -> 9.43 / 11.24 -> 10.96 us (twelfth session); with 32
-  // tiles (64 CTAs) the halves took 1.3-1.45x stream-K's time.
+  // GPC). Stream-K's fixup (the partial's release, the flag, the reads) costs 9-24 % of these
+  // problems' time on an H100-class part; 6144x4096's 48 tiles (96 CTAs) at M = 32 / 64 take
+  // 0.97x stream-K's time in the K pair; with 32 tiles (64 CTAs) the halves take 1.3-1.45x
+  // stream-K's time.
   // Also in place of split-K into two slices (the runtime's choice for the tiles of tile_k < 256 at
-  // these tile counts): no fp32 partials through memory, no reduction kernel (H100, nineteenth
-  // session: 0.92-1.00x the time of split-K on 17 problems, W4A16_SM90_KPAIR=0 against the default).
+  // these tile counts): no fp32 partials through memory, no reduction kernel (H100: 0.92-1.00x the
+  // time of split-K on 17 problems).
   // The workspace the runtime sized for split-K goes unused.
   const long long tiles = (long long)n_cl * m_cl;
   const bool kpair_from = (p->stream_k && prm.split_k == 1 && streamk_enabled()) || (!p->stream_k && prm.split_k == 2);
@@ -1933,13 +1930,12 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
       prm.sk_rem = (int)(iters % g);
       // Parts that shrink with the CTA index (Params::sk_rem, sk_start) for the tiles of <= 16 and
       // >= 128 tokens: the first I % G + B one iteration longer, the last B one shorter, B = (G - I %
-      // G) / 2, where the parts hold at least 8 iterations. H100, twenty-second session
-      // (docs/PERFORMANCE.md): 128x16x256 on 10240x8192 (19-20 k-blocks a part) 0.983-0.986x at
-      // M = 1..16 with B = 12..40 of 40; 57344x8192, 8192x28672, 28672x4096, 4096x14336 at M = 16
-      // within +-0.2 %; 128x64x256 (not skewed) 1.000-1.001x at M = 64 but 1.013x at M = 32 (and
-      // 1.004x / 1.014x in the twenty-fourth session). Twenty-fourth session: 128x128x128 on
-      // 6144x4096 at M = 192 / 256 and 4096x4096 at M = 384 (23 k-blocks a part) 0.971-0.979x,
-      // 128x256x64 on 10240x8192 at M = 192 / 256 0.998-1.000x.
+      // G) / 2, where the parts hold at least 8 iterations. H100: 128x16x256 on 10240x8192 (19-20
+      // k-blocks a part) 0.983-0.986x the time at M = 1..16 with B = 12..40 of 40; 57344x8192,
+      // 8192x28672, 28672x4096, 4096x14336 at M = 16 within +-0.2 %; 128x64x256 (not skewed)
+      // 1.000-1.001x at M = 64 but 1.004-1.014x at M = 32; 128x128x128 on 6144x4096 at M = 192 /
+      // 256 and 4096x4096 at M = 384 (23 k-blocks a part) 0.971-0.979x, 128x256x64 on 10240x8192 at
+      // M = 192 / 256 0.998-1.000x.
       const long long skew = (g - iters % g) / 2;
       if ((C::TM <= 16 || C::TM >= 128) && dp == 0 && prm.sk_base >= 8 && skew > 0 && skew_enabled())
         prm.sk_rem = (int)(iters % g + skew) | (int)(skew << 16);
@@ -1951,9 +1947,9 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   prm.prefetch = pdl_enabled() ? prefetch_stages<C>(prm.streamk == 1) : 0;
   // the group scales (zeros), [G = K / group] x [N] of the activation dtype: a stage's rows by one
   // copy of a 2-D map where it holds s2d_min_rows<C>() rows or more (per-column: one row, G = 1).
-  // H100, eleventh session: groups of 32 0.94x against a bulk copy a row (best kernel per problem,
-  // geomean; 8192x8192 M = 32 19.9 -> 17.0 us), zero points 0.98x; thirteenth session: one or two
-  // rows 0.94-0.99x on all but the tile_k 256 tiles of <= 32 tokens (see s2d_min_rows).
+  // H100: groups of 32 0.94x the time of a bulk copy a row (best kernel per problem, geomean;
+  // 8192x8192 M = 32 0.85x), zero points 0.98x; one or two rows 0.94-0.99x on all but the tile_k
+  // 256 tiles of <= 32 tokens (see s2d_min_rows).
   CUtensorMap tm_s, tm_z;
   memset(&tm_s, 0, sizeof(tm_s));
   memset(&tm_z, 0, sizeof(tm_z));
@@ -1962,15 +1958,15 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   // Scale rows by chunks (Cfg::kSChunk > 1: the tile_k 256 tiles of <= 32 tokens): one copy of the
   // 2-D map brings the rows of kSChunk k-blocks into the stage of the chunk's first k-block, where
   // the chunk's other k-blocks read them, in place of a bulk copy a row and k-block (each copy of a
-  // stage costs nearly independently of its bytes: thirteenth session, docs/PERFORMANCE.md). The
+  // stage costs nearly independently of its bytes). The
   // producer makes sure the readers of a stage's rows are done before the stage takes other rows
   // (wait_scale_readers: conservatively, within the first STAGES k-blocks of a unit). Only in the K
-  // pair (Params::kpair: one unit a CTA, so no such wait): H100, fifteenth session
-  // (docs/PERFORMANCE.md), 8192x8192 / 8192x28672 at M = 1..32 0.94-0.99x, while under stream-K the
-  // chunks cost 5-6 % (10240x8192, 4096x14336 at M = 24..32; as much without the wait) and tile by
-  // tile they changed nothing. The cooperative schedule only (its consumers release the stages in
-  // order) and groups of 128 .. TK (a power of two: the consumers shift); W4A16_SM90_SCHUNK=0: as
-  // before, a copy a row or one of the map a k-block (A/B switch).
+  // pair (Params::kpair: one unit a CTA, so no such wait): H100, 8192x8192 / 8192x28672 at
+  // M = 1..32 0.94-0.99x the time, while under stream-K the chunks cost 5-6 % (10240x8192,
+  // 4096x14336 at M = 24..32; as much without the wait) and tile by tile they change nothing. The
+  // cooperative schedule only (its consumers release the stages in order) and groups of 128 .. TK
+  // (a power of two: the consumers shift); W4A16_SM90_SCHUNK=0: a copy a row or one of the map a
+  // k-block (A/B switch).
   int box_rows = s_rows, chunked = 0;
   const int g = p->group_size;
   if (C::kCoop && C::kSChunk > 1 && (prm.kpair ? schunk_mode() >= 1 : schunk_mode() >= 2) && g >= 128 && g <= C::TK &&
