@@ -163,8 +163,8 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   constexpr int NH = GS == 32 ? 2 : 1;  // scale rows per tile
   constexpr uint32_t kSRow = R * 32;    // bytes per group row of the stage's scales
   // the ones fragment (bf16 / fp16 1.0 pairs) of the zero-point sum mma, and the codes' bias (the
-  // symmetric modes with biased codes and the sum mma, -(MAGIC + 8) s as its factor, were 0-24 %
-  // slower than their exact codes: docs/PERFORMANCE.md, sixth session)
+  // symmetric modes with biased codes and the sum mma, -(MAGIC + 8) s as its factor, are 0-24 %
+  // slower than with their exact codes)
   const uint32_t one2 = BF16 ? 0x3f803f80u : 0x3c003c00u;
   const uint32_t kones[4] = {one2, one2, one2, one2};
   constexpr float kMagic = BF16 ? 128.f : 1024.f;
@@ -554,8 +554,7 @@ static inline int w4a16_gemv_tma_ctas_env(void) {
 }
 
 // W4A16_GEMV_TMA_BESIDE=1: the next kernel's CTAs also beside a grid of at most one CTA per SM whose
-// units do not fit the stages issued before the wait (the rule before the twenty-sixth session; A/B
-// switch).
+// units do not fit the stages issued before the wait (A/B switch).
 static inline bool w4a16_gemv_tma_beside_one_per_sm_env(void) {
   static const bool on = []() {
     const char *e = getenv("W4A16_GEMV_TMA_BESIDE");
@@ -585,10 +584,10 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // And the SM's shared-memory carveout: all of it (228 KB on sm_90), with the same record. How many CTAs an SM
   // holds - two of this grid, one of the next kernel's beside it, or none beside - is planned below
   // from shared-memory sizes against the whole 228 KB. Left to the driver (no preference), the carveout
-  // an SM runs in is whatever earlier launches left it in: the same kernel then ran in two or more
+  // an SM runs in is whatever earlier launches left it in: the same kernel then runs in two or more
   // states from one process to the next and after other kernels in the same process (fp16 32x4x1024
-  // s4 on 4096x4096 at M = 2: 3.7, 4.1-4.2 or 4.6-5.1 us; H100, docs/PERFORMANCE.md, twenty-eighth and
-  // twenty-ninth sessions). A preference of 0 or 50 % put 16x8x1024 s4 at 6.0 and 4.3 us on 4096x4096
+  // s4 on 4096x4096 at M = 2: 3.7, 4.1-4.2 or 4.6-5.1 us; H100). A preference of 0 or 50 % puts
+  // 16x8x1024 s4 at 6.0 and 4.3 us on 4096x4096
   // M = 1 against 3.85 at 100 %: two CTAs of 49 KB and the next kernel's third no longer fit.
   static std::atomic<unsigned long long> attrs_ctx{0};
   const cudaError_t attr_err =
@@ -619,16 +618,16 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // both grids has one unit, whose weights fit the STAGES stages issued before the wait. Elsewhere
   // the early CTAs cost up to 1.3x a kernel (the SMs they land on end up with more of the next grid's
   // units than the others: even where they are let in, 4096x4096 M = 1, a per-CTA timeline put the 256
-  // CTAs of a launch three / two / one on 62 / 5 / 60 SMs; H100, docs/PERFORMANCE.md, seventeenth and
-  // eighteenth sessions: best kernel per problem 4096x4096 M = 1 / 4 0.95x / 0.84x with them,
+  // CTAs of a launch three / two / one on 62 / 5 / 60 SMs; H100: best kernel per problem 4096x4096
+  // M = 1 / 4 0.95x / 0.84x with them,
   // 4096x14336 M = 1 1.18x, the multi-unit layers up to 1.05x). There each CTA asks for half an SM of
   // shared memory (two of them and their reserved 1 KB fill the 228 KB), so that no third CTA fits.
   // Likewise beside a grid of one CTA per SM (at most 132 units, or the tile_m 16 layouts of more than
-  // half an SM): let in where its units do not fit the stages, it cost up to 1.65x a kernel (H100,
-  // twenty-sixth session, docs/PERFORMANCE.md: without it the bf16 TMA GEMV kernels on the eight layers
-  // at M = 1, 8, 9, 16 ran 0.60-0.87x the time where the grid has at most one unit a CTA, 0.98-1.03x on
-  // the layers of several; the best kernel per problem 4096x14336 M = 9 19.7 -> 12.8 us, 4096x4096
-  // M = 9 / 16 6.6 / 5.7 -> 5.3 / 5.4, elsewhere unchanged). So only where the units fit; elsewhere the
+  // half an SM): let in where its units do not fit the stages, it costs up to 1.65x a kernel (H100:
+  // without it the bf16 TMA GEMV kernels on the eight layers at M = 1, 8, 9, 16 run 0.60-0.87x the
+  // time where the grid has at most one unit a CTA, 0.98-1.03x on the layers of several; the best
+  // kernel per problem 4096x14336 M = 9 0.65x, 4096x4096 M = 9 / 16 0.80x / 0.95x, elsewhere the
+  // same). So only where the units fit; elsewhere the
   // CTA asks for just over half an SM, so that no second one fits.
   const bool fits = units <= grid && (long long)STAGES * W4A16_GEMV_TMA_STAGE_W(TPW) >= (long long)R * 16 * (p->k / 2);
   const bool beside = fits || (grid <= sms && w4a16_gemv_tma_beside_one_per_sm_env());
@@ -637,7 +636,7 @@ static inline int w4a16_gemv_tma_go(const struct w4a16_launch_params *p, const s
   // two CTA slots per SM (32x4x1024 s4 on 4096x4096: 128 units, 264 CTAs) they hold each SM's second
   // slot until the previous grid has completed, so the next launch's CTAs come in then: their weights
   // stream while this grid does its math after the wait, not while it still streams its own. fp16
-  // 32x4x1024 s4 on 4096x4096 at M = 1 / 2 (H100, twenty-ninth session, docs/PERFORMANCE.md): 5.1-5.3 /
+  // 32x4x1024 s4 on 4096x4096 at M = 1 / 2 (H100): 5.1-5.3 /
   // 5.3-5.5 us unpadded (the next launch's CTAs beside from the start), the same padded to one CTA on
   // every SM, 4.2-4.3 / 4.7-4.8 with no CTA beside, 4.1-4.3 / 4.5-4.7 padded to two. Grids of two CTAs
   // per SM (256 units: 264 CTAs) are unchanged by it.
