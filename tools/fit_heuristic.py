@@ -33,7 +33,7 @@ for run, path in enumerate(sys.argv[1:]):
 # problem classes (N range, K range; 0 = open): the narrow layers split by K (a long K wants
 # fewer rows per CTA in the decode kernels)
 # at M <= 16 the narrow short-K class is split at N = 4096 (256 16-row units: one per CTA slot of
-# the TMA GEMV on 132 SMs, where 8 KB stages win; docs/PERFORMANCE.md, fifth session)
+# the TMA GEMV on 132 SMs, where 8 KB stages win)
 NCLS=[(0,6144,0,8192),(0,6144,8193,0),(6145,16384,0,0),(16385,0,0,0),(0,4096,0,8192),(4097,6144,0,8192)]
 if EXTRA: NCLS=[(0,3584,0,8192),(6145,16384,0,6144)]
 def ncls(n,k,m=0):

@@ -39,8 +39,8 @@ TEMPLATE = "gemv_kernel.cu.j2"
 # consumer threads a CTA (the descriptor's `threads`). The TMA kernels add a producer warp (288 launched)
 # and ask for at least half an SM of shared memory where they do not run the next launch's CTA beside
 # two of theirs (gemv_tma.cuh); the descriptors keep the consumer count and the layout's bytes, which
-# the heuristic's fallback model and its tie-break (fewer threads first) were fitted on (H100,
-# thirteenth-twentieth sessions); changing them needs the heuristic re-checked on a GPU.
+# the heuristic's fallback model and its tie-break (fewer threads first) are fitted on (H100);
+# changing them needs the heuristic re-checked on a GPU.
 THREADS = 256
 WARPS = THREADS // 32
 # tile_m -> rows per CTA: larger M wants more rows per CTA (the activations are re-read by
@@ -67,13 +67,13 @@ TMA_TPW = (4, 2)  # 64-wide tiles per consumer warp and stage: 16 or 8 KB of wei
 TMA_SMEM_LIMIT = 113 * 1024
 TMA_SMEM_LIMIT_1 = 226 * 1024  # tile_m 16, one CTA per SM
 # (tile_n, tile_m, TPW, stages): the H100 winners at M <= 8, at M = 9..16, and with 8 KB stages on
-# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2; docs/PERFORMANCE.md, fifth session)
+# 4096x4096 (M = 1: n16_m8_k1024_s4; M = 2..8: n16_m8_k1024_s2)
 TMA_DEFAULT = {(16, 4, 4, 3), (16, 8, 4, 2), (32, 4, 4, 4), (32, 8, 4, 3), (128, 8, 4, 4),
                (32, 16, 4, 2), (32, 16, 4, 3), (64, 16, 4, 3),
                (16, 8, 2, 2), (16, 8, 2, 4)}
 # ... and for scale-only and per-column only: n32_m16_k512_s4 (8 KB stages, four of them) for M = 9..16
 # on 6144x4096, 7.49-7.53 against 7.74-7.78 us for n32_m16_k1024_s2 at M = 16 (bf16 group 128), which
-# keeps that layer's M = 16 within 1.5x of its M = 1 (issue 4; H100, twenty-fifth session). Its
+# keeps that layer's M = 16 within 1.5x of its M = 1 (issue 4; H100). Its
 # zero-point consumer spills 8 bytes (ptxas -v), and the heuristic's row for it is scale-only and
 # per-column (runtime/select.c).
 TMA_DEFAULT_NO_ZEROS = {(32, 16, 2, 4)}

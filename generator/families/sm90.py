@@ -63,31 +63,28 @@ DEFAULT_TILES = {
     (128, 256, 64, 1, 1, Schedule.COOPERATIVE),   # large M
     # large M with the activation tile multicast to two CTAs along N: under sustained load (the
     # GPU at its 700 W limit, ~1.4 GHz) 2.5-5 % faster than 1x1x1 at M = 1024 / 4096 on 7 of the
-    # 8 layers (docs/PERFORMANCE.md, sixth session); the cost model counts its halved L2 reads
+    # 8 layers; the cost model counts its halved L2 reads
     (128, 256, 64, 2, 1, Schedule.COOPERATIVE),
     # M = 17..64: 256 k per stage (32 KB / 48 KB stages, 6 / 4 of them); tile by tile 3-7 % ahead
     # of the 128-k tiles on 5 (M = 32) and 4 (M = 64) of the 8 layers, and with stream-K from
-    # M = 17 (runtime/families.c) the best sm90 class at M = 17..64 on all eight (H100,
-    # docs/PERFORMANCE.md, eighth session)
+    # M = 17 (runtime/families.c) the best sm90 class at M = 17..64 on all eight (H100)
     (128, 32, 256, 1, 1, Schedule.COOPERATIVE),
     (128, 64, 256, 1, 1, Schedule.COOPERATIVE),
     # M <= 16 on the layers of 64-80 tiles of 128 rows (8192x8192, 10240x8192: a wave of 256-row
     # tiles is a quarter full): 128x16x256 with the K pair (8192x8192 M = 16 15.5 us against 18.0 for
-    # 256x16x128), 128x16x128 with split-K (10240x8192 M = 16 20.6 against 22.0) (H100,
-    # docs/PERFORMANCE.md, twelfth session)
+    # 256x16x128), 128x16x128 with split-K (10240x8192 M = 16 20.6 against 22.0) (H100)
     (128, 16, 256, 1, 1, Schedule.COOPERATIVE),
     (128, 16, 128, 1, 1, Schedule.COOPERATIVE),
     # M <= 8 (wgmma N = 8): 128x8x256 streams 10240x8192 (stream-K) 2.4-2.9 % faster than 128x16x256
-    # at M = 1 and 8, 57344x8192 0.5-1.4 % (it loses on the K-pair layers, 8192x8192 5-7 %); H100,
-    # docs/PERFORMANCE.md, twenty-fifth session
+    # at M = 1 and 8, 57344x8192 0.5-1.4 % (it loses on the K-pair layers, 8192x8192 5-7 %); H100
     (128, 8, 256, 1, 1, Schedule.COOPERATIVE),
 }
 DEFAULT_ZERO_POINT_TILES = {
     (128, 64, 128, 1, 1, Schedule.COOPERATIVE),
 }
 # Four consumer warpgroups (cooperative, "_wg4"), every mode and dtype: 256x32x128 is 3-11 % faster
-# than with two and 7-10 % ahead of 128x32x256 on 28672x4096 at M = 17..32 (H100,
-# docs/PERFORMANCE.md, tenth session; the heuristic's "-wg4" row)
+# than with two and 7-10 % ahead of 128x32x256 on 28672x4096 at M = 17..32 (H100; the heuristic's
+# "-wg4" row)
 DEFAULT_WG4_TILES = {
     (256, 32, 128, 1, 1, Schedule.COOPERATIVE),
 }
