@@ -231,7 +231,7 @@ static void test_replay(void **state) {
     close(fd);
     expect_usage(run("tune", "--replay", path, NULL), "line 2", NULL);
   }
-  /* the header's mem_gbps= keys the H200 rows (twenty-eighth session): 8192x8192 at M = 1 takes the H200
+  /* the header's mem_gbps= keys the H200 rows: 8192x8192 at M = 1 takes the H200
      row's 32x8x1024 at 4915 GB/s and the H100 row's class without the field; a bad value is refused */
   const char *dec_rows =
       "1\t8192\t8192\t128\tfgs\tbf16\tw4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma\tgemv\t32\t8\t1024\t1x1x1\ttma\t3\t"

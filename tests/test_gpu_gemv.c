@@ -672,8 +672,8 @@ static void test_k_pair(void **state) {
    waits between them. The kernels may start while the kernel before them on the stream runs
    (programmatic dependent launch: w4a16.h "Ordering"); one that read A, or touched the workspace,
    before waiting for it would read GEMM 1's D before it is written: the buffer holds other finite
-   garbage before each run (a build whose producer issued the first stages' activation copies before
-   griddepcontrol.wait failed here: docs/PERFORMANCE.md, twenty-first session). M: the GEMV kernels'
+   garbage before each run (a producer that issues the first stages' activation copies before
+   griddepcontrol.wait fails here). M: the GEMV kernels'
    tile_m, else tile_m - 3 (a part-full token tile). The data of a dtype x mode is made once. */
 enum { LO_ROWS = 256, LO_N1 = 1024, LO_K1 = 32768, LO_N2 = 512 };
 static void test_launch_order(void **state) {
@@ -956,7 +956,7 @@ static int run_every_kernel(test_rng *r, const char *when) {
    then the first TMA GEMV kernel's launch plan again (its carveout attribute in the new context). Last
    in the binary: the reset frees every allocation. (With CUDA 13's runtime, which applies attributes
    set earlier to a function again when the new context loads it, a record kept once per process
-   passes too: thirtieth session, docs/PERFORMANCE.md. What this guards is the result after a reset.) */
+   passes too. What this guards is the result after a reset.) */
 static void test_context_reset(void **state) {
   (void)state;
   if (!gpu_present()) skip();

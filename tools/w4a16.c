@@ -677,7 +677,7 @@ typedef struct replay_problem {
 typedef struct dump_data {
   replay_problem *probs;
   int np, sm, cc;
-  int mem_gbps; /* the header's mem_gbps= (0 when absent: dumps before the twenty-eighth session) */
+  int mem_gbps; /* the header's mem_gbps= (0 when the header has none) */
   char device[256];
 } dump_data;
 

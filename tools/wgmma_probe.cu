@@ -11,15 +11,14 @@
 // SYNC adds the pipeline's synchronization: 1 every consumer thread arrives on a stage barrier after
 // each k-block (as gemm_sm90.cuh's release), 2 one arrival per warp, 4 each k-block also waits on
 // the barrier phase of two k-blocks before (as a full barrier), 8 the warpgroups take turns issuing
-// their halves (named barriers). H100 / H200, eleventh session (docs/PERFORMANCE.md): TM 64 1441
-// cycles a k-block (71 % of the tensor time), wgmma alone 1041, conversion alone 727; SYNC 1-13
-// change it by 0-9 %.
+// their halves (named barriers). H100 / H200: TM 64 1441 cycles a k-block (71 % of the tensor
+// time), wgmma alone 1041, conversion alone 727; SYNC 1-13 change it by 0-9 %.
 //
 // RING > 0 (MODE 0): one k16 step at a time, each its own wgmma group, its fragments in one of RING
 // register slots. KS = 1 (NC = 4): warpgroups 0, 1 and 2, 3 take the first and second half of each
-// k-block's steps on the same rows (a K split). Twelfth session (H100): TM 64 ring 2-4 1383-1394
-// cycles, K split 1338-1354; neither gain held in the kernel (docs/PERFORMANCE.md, twelfth session
-// 1, 2, 11): the probe has no memory pipeline, so measure an order in gemm_sm90.cuh before trusting it.
+// k-block's steps on the same rows (a K split). H100: TM 64 ring 2-4 1383-1394 cycles, K split
+// 1338-1354; neither gain holds in the kernel: the probe has no memory pipeline, so measure an order
+// in gemm_sm90.cuh before trusting it.
 //
 // nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Iruntime/cuda -Iinclude
 //      tools/wgmma_probe.cu -o wgmma_probe
