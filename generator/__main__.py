@@ -3,7 +3,8 @@
 list   print the selected kernel names (one per line), or with --format cmake the
        generated file names as a CMake list, or with --all-invalid the rejected
        configurations and why
-emit   render the selected kernels, the registry and kernels.txt into --out
+emit   render the selected kernels, the registry, kernels.txt and the heuristic's rule table
+       (heuristics/rules.tsv -> heuristic_rules.c) into --out
 wgmma  print runtime/cuda/sm90/sm90_wgmma.cuh (the wgmma inline-PTX wrappers)
 """
 import argparse
@@ -90,8 +91,11 @@ def main(argv=None):
         return 0
     if not args.out:
         ap.error("emit needs --out")
-    from . import render
-    written, removed = render.emit(configs, args.out)
+    from . import render, rules
+    try:
+        written, removed = render.emit(configs, args.out)
+    except rules.RulesError as e:  # a malformed heuristics/rules.tsv: the line and column, no traceback
+        raise SystemExit("generator: %s" % e)
     print("generator: %d kernels, %d files written, %d stale removed"
           % (len(configs), len(written), len(removed)), file=sys.stderr)
     return 0

@@ -1,4 +1,4 @@
-"""Rendering: one .cu per instantiation, the registry table, the manifest.
+"""Rendering: one .cu per instantiation, the registry table, the manifest, the heuristic's rules.
 
 Deterministic: configurations sorted by name, no timestamps, byte-identical
 across runs. A file is written only when its content changed; files of the
@@ -7,6 +7,8 @@ output folder that this run did not produce (stale kernels) are removed.
 import os
 
 import jinja2
+
+from . import rules as rules_mod
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             "templates")
@@ -39,9 +41,16 @@ def kernel_file(config):
     return "%s.cu" % config.name
 
 
-def render_all(configs, env=None):
-    """{relative path: text} for every output file."""
+def render_rules(rules, env=None):
+    """heuristic_rules.c: the rule table of heuristics/rules.tsv (generator/rules.py) as C."""
     env = env or environment()
+    return env.get_template("heuristic_rules.c.j2").render(rules=rules, template="heuristic_rules.c.j2")
+
+
+def render_all(configs, env=None, rules=None):
+    """{relative path: text} for every output file; rules defaults to heuristics/rules.tsv's."""
+    env = env or environment()
+    rules = rules_mod.load() if rules is None else rules
     configs = sorted(configs, key=lambda c: c.name)
     out = {}
     for c in configs:
@@ -50,6 +59,7 @@ def render_all(configs, env=None):
         kernels=configs, template="registry.c.j2")
     out["kernels.txt"] = "".join("%s\t%s\t%s\n" % (c.name, c.arch.value, kernel_file(c))
                                  for c in configs)
+    out["heuristic_rules.c"] = render_rules(rules, env)
     return out
 
 

@@ -18,6 +18,11 @@ const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, const
 /* Send one diagnostic line to the log callback (printf-style). */
 void w4a16_log(w4a16_log_level level, const char *fmt, ...) W4A16_PRINTF(2, 3);
 
+/* The built-in rule table: heuristics/rules.tsv rendered by the generator into the
+   build's generated/heuristic_rules.c. */
+extern const w4a16_heuristic_rule w4a16_builtin_rules[];
+extern const size_t w4a16_builtin_rule_count;
+
 /* The heuristic over an explicit rule table (tests hand their own rules).
    dev: when non-NULL, also require w4a16_kernel_runs_here(kernel, dev) (the
    table must then be the registry); when NULL, only sm_min <= cc <= sm_max.

@@ -1,5 +1,6 @@
 """Generator tests: determinism, names from fields, filters, validity, write-if-different, stale removal."""
 import os
+import re
 import sys
 import tempfile
 import time
@@ -8,7 +9,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from generator import __main__ as cli  # noqa: E402
-from generator import filters, render  # noqa: E402
+from generator import filters, render, rules  # noqa: E402
 from generator.families import FAMILIES  # noqa: E402
 from generator.model import Arch, kernel_prefix  # noqa: E402
 
@@ -132,7 +133,7 @@ class GeneratorTest(unittest.TestCase):
         configs = self.configs()
         with tempfile.TemporaryDirectory() as out:
             written, removed = render.emit(configs, out)
-            self.assertEqual(len(written), len(configs) + 2)
+            self.assertEqual(len(written), len(configs) + 3)
             stamp = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
             time.sleep(0.01)
             written, removed = render.emit(configs, out)
@@ -140,17 +141,100 @@ class GeneratorTest(unittest.TestCase):
             self.assertEqual(removed, [])
             self.assertEqual(stamp, {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)})
             # a smaller selection removes the stale kernels and rewrites only the registry and manifest
+            # (the rule table does not depend on the kernels)
             written, removed = render.emit(configs[:1], out)
             self.assertEqual(sorted(written), ["kernels.txt", "registry.c"])
             self.assertEqual(len(removed), len(configs) - 1)
             self.assertEqual(sorted(os.listdir(out)),
-                             sorted([configs[0].name + ".cu", "kernels.txt", "registry.c"]))
+                             sorted([configs[0].name + ".cu", "heuristic_rules.c", "kernels.txt", "registry.c"]))
 
     def test_manifest(self):
         configs = self.configs()
         files = render.render_all(configs)
         lines = files["kernels.txt"].splitlines()
         self.assertEqual([l.split("\t")[0] for l in lines], [c.name for c in configs])
+
+
+class RulesTest(unittest.TestCase):
+    """heuristics/rules.tsv: parses, names only known fields, renders deterministically."""
+
+    HEADER = "\t".join(rules.COLUMNS)
+
+    def test_committed_table_parses(self):
+        with open(rules.RULES_TSV, encoding="utf-8") as f:
+            text = f.read()
+        header = next(line for line in text.splitlines() if line and not line.startswith("#"))
+        self.assertEqual(tuple(header.split("\t")), rules.COLUMNS)
+        table = rules.load()
+        self.assertTrue(table)
+        self.assertEqual(len({r.name for r in table}), len(table))
+        known = {f for f, _ in rules.FIELDS}
+        for r in table:
+            self.assertTrue(r.note, r.name)
+            self.assertEqual(r.fields[0], ("name", '"%s"' % r.name))
+            for field, _ in r.fields:
+                self.assertIn(field, known, r.name)
+            # the rendered fields keep the struct's order (designated initializers in any order
+            # would compile, but the generated file reads like the header)
+            order = [f for f, _ in rules.FIELDS]
+            self.assertEqual([f for f, _ in r.fields], sorted((f for f, _ in r.fields), key=order.index))
+
+    def test_fields_match_the_struct(self):
+        # every column is a member of w4a16_heuristic_rule, in the header's order
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with open(os.path.join(root, "include", "w4a16", "select.h"), encoding="utf-8") as f:
+            header = f.read()
+        body = re.search(r"typedef struct w4a16_heuristic_rule \{(.*?)\} w4a16_heuristic_rule;", header, re.S)
+        self.assertIsNotNone(body)
+        members = []
+        for decl in re.sub(r"/\*.*?\*/", "", body.group(1), flags=re.S).split(";"):
+            decl = decl.strip()
+            if decl:
+                names = decl.split(None, 1)[1] if not decl.startswith("const char") else decl.split("*", 1)[1]
+                members += [n.strip().lstrip("*") for n in names.replace("int64_t", "").split(",")]
+        self.assertEqual(members, [f for f, _ in rules.FIELDS])
+
+    def test_render_deterministic(self):
+        table = rules.load()
+        first = render.render_rules(table)
+        self.assertEqual(first, render.render_rules(rules.load()))
+        self.assertEqual(render.render_all([])["heuristic_rules.c"], first)
+        self.assertEqual(first.count("  { .name = "), len(table))
+        for r in table:
+            self.assertIn("/* %s */" % r.note, first)
+
+    def test_cells(self):
+        text = "# comment\n%s\n%s\n" % (self.HEADER, "\t".join(
+            ["r1", "1", "16", "", "", "", "", "", "", "90", "90", "SM90", "", "", "", "", "", "", "",
+             "0.75", "", "", "FINEGRAINED_SCALE_AND_ZEROS|PER_COLUMN_SCALE_ONLY", "64", "", "", "",
+             "GEMV_TMA", "", "F16", "4500", "", "what it is for"]))
+        (r,) = rules.parse(text, "t.tsv")
+        got = dict(r.fields)
+        self.assertEqual(got["family"], "W4A16_FAMILY_SM90")
+        self.assertEqual(got["min_waves_eff"], "0.75f")
+        self.assertEqual(got["modes"],
+                         "(1u << W4A16_FINEGRAINED_SCALE_AND_ZEROS) | (1u << W4A16_PER_COLUMN_SCALE_ONLY)")
+        self.assertEqual(got["schedules"], "1u << W4A16_SCHEDULE_GEMV_TMA")
+        self.assertEqual(got["dtypes"], "1u << W4A16_DTYPE_F16")
+        self.assertNotIn("n_min", got)  # empty cell: 0, left to the C default
+        self.assertEqual(r.note, "what it is for")
+
+    def test_malformed_rejected(self):
+        row = ["r1", "1", "16"] + [""] * 8 + ["GEMV"] + [""] * 20 + ["note"]
+        good = "%s\n%s\n" % (self.HEADER, "\t".join(row))
+        rules.parse(good, "t.tsv")
+        bad_cells = {3: "x", 11: "TENSOR", 19: "2.5", 22: "ZEROS", 32: ""}
+        for col, cell in bad_cells.items():
+            cells = list(row)
+            cells[col] = cell
+            with self.assertRaises(rules.RulesError, msg=(col, cell)):
+                rules.parse("%s\n%s\n" % (self.HEADER, "\t".join(cells)), "t.tsv")
+        with self.assertRaises(rules.RulesError):  # unknown column
+            rules.parse(good.replace("group_max", "group_min"), "t.tsv")
+        with self.assertRaises(rules.RulesError):  # a cell short
+            rules.parse("%s\n%s\n" % (self.HEADER, "\t".join(row[:-1])), "t.tsv")
+        with self.assertRaises(rules.RulesError):  # a name twice
+            rules.parse(good + "\t".join(row) + "\n", "t.tsv")
 
 
 class WgmmaHeaderTest(unittest.TestCase):

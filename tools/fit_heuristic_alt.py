@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Fit the H100 rule table's alternate rows: for each primary row of runtime/select.c, the kernel
+"""Fit the H100 rule table's alternate rows: for each primary row of heuristics/rules.tsv, the kernel
 class to use where the primary class cannot implement the problem (another quant mode, a group
 size below a kernel's min_group, another dtype), so that the generic rules do not decide there.
 
-Usage: python3 tools/fit_heuristic_alt.py runtime/select.c DUMP.tsv [DUMP.tsv ...]
+Usage: python3 tools/fit_heuristic_alt.py heuristics/rules.tsv DUMP.tsv [DUMP.tsv ...]
 The dumps are `w4a16 tune --compare-heuristic --dump` files of other modes / groups / dtypes
 (heuristics/profiles/session5-modes-*). A sample (one problem of one dump) is "uncovered" by its primary row
 when no kernel of the primary class ran on it; the alternate class is chosen over a row's
@@ -24,21 +24,42 @@ With --g64 likewise for the samples of the fine-grained modes with groups of at 
 table now: a zero-point sample takes its row's "-zp" class where there is one): rows named the
 primary's + "-g64" with group_max = 64, to paste right before the primary row and its "-zp" row.
 """
-import collections, csv, math, re, sys
+import collections, csv, math, os, re, sys
 
-ROW = re.compile(r'\{"(h100-[^"]+)",\s*([^}]*)\}')
 FAMILY = {'W4A16_FAMILY_GEMV': 'gemv', 'W4A16_FAMILY_SM80': 'sm80', 'W4A16_FAMILY_SM90': 'sm90'}
 FAM_C = {v: k for k, v in FAMILY.items()}
+
+
+def table_rows(path):
+    """(name, fields after the name in w4a16_heuristic_rule's order) of the h100-* rows of a rules
+    file (heuristics/rules.tsv): integers (an empty cell is 0), family as its C enumerator."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from generator import rules
+    lines = [l for l in open(path).read().splitlines() if l and not l.startswith('#')]
+    header = lines[0].split('\t')
+    kinds = dict(rules.FIELDS)
+    for line in lines[1:]:
+        cells = dict(zip(header, line.split('\t')))
+        if not cells['name'].startswith('h100-'):
+            continue
+        v = []
+        for field, _ in rules.FIELDS[1:]:
+            cell = cells[field]
+            if kinds[field] == 'family':
+                v.append(rules.FAMILIES[cell])
+            elif re.fullmatch(r'-?\d+', cell) or cell == '':
+                v.append(int(cell or 0))
+            else:
+                v.append(cell)
+        yield cells['name'], v
 
 
 def primary_rows(path):
     rows = []
     zp, zp_of = None, None  # the "-zp" row before the next primary row
-    for m in ROW.finditer(open(path).read()):
-        name, f = m.group(1), [x.strip() for x in m.group(2).split(',')]
+    for name, v in table_rows(path):
         if name.endswith('-g64') or name.endswith('-f16'):  # a group-size or dtype row: not a primary class
             continue
-        v = [int(x) if re.fullmatch(r'-?\d+', x) else x for x in f]
         m0, m1, n0, n1, k0, k1 = v[0:6]
         cls = (FAMILY[v[10]], v[13], v[11], v[19], v[15])  # family, tile_n, tile_m, tile_k, stages (0 = any)
         if name.endswith('-zp') or name.endswith('-zp-pc'):  # zero points (and per-column scales)
