@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "select_internal.h"
 
 #define MAGIC "w4a16-config-cache"

@@ -1,10 +1,11 @@
 /* select_internal.h - selection internals: the hook w4a16_gemm uses when no kernel
-   is given, the log sink, and the pieces of the heuristic and the cache that tests
+   is given, and the pieces of the heuristic and the cache that tests
    reach directly (not installed). */
 #ifndef W4A16_SELECT_INTERNAL_H
 #define W4A16_SELECT_INTERNAL_H
 
 #include "internal.h"
+#include "log.h"
 #include "w4a16/select.h"
 
 /* The kernel to run problem on the device dev describes (w4a16_current_device's record
@@ -14,9 +15,6 @@
    thread-safe. Takes the record instead of reading the current device again: it runs
    on every w4a16_gemm call without a kernel. */
 const w4a16_kernel_desc *w4a16_select_kernel(const w4a16_problem *problem, const w4a16_device_info *dev);
-
-/* Send one diagnostic line to the log callback (printf-style). */
-void w4a16_log(w4a16_log_level level, const char *fmt, ...) W4A16_PRINTF(2, 3);
 
 /* The built-in rule table: heuristics/rules.tsv rendered by the generator into the
    build's generated/heuristic_rules.c. */
