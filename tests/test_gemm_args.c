@@ -19,7 +19,9 @@ static w4a16_gemm_args valid_args(void) {
   const w4a16_kernel_desc *k = some_kernel();
   w4a16_gemm_args a;
   memset(&a, 0, sizeof a);
-  a.problem = test_problem(3, (int64_t)k->tile_n * 2, (int64_t)k->tile_k * 4, 64, k->mode, k->dtype);
+  /* a group the kernel takes (the TMA GEMVs of tile_m 16 start at 128) */
+  const int group = k->min_group > 64 ? k->min_group : 64;
+  a.problem = test_problem(3, (int64_t)k->tile_n * 2, (int64_t)k->tile_k * 4, group, k->mode, k->dtype);
   if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) a.problem.group_size = 0;
   if (k->family == W4A16_FAMILY_GEMV && a.problem.m > k->tile_m) a.problem.m = k->tile_m;
   a.a = buf[0]; a.w = buf[1]; a.scales = buf[2]; a.zeros = buf[3]; a.d = buf[4];
@@ -91,7 +93,8 @@ static void test_shapes(void **state) {
   a.problem.ldd = ((int64_t)1 << 40) + 8;
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "ldd = ");
   a = valid_args();
-  a.problem.k += 64 * 3 + k->tile_k * 0; /* keeps K % 64 == 0; breaks K % tile_k for tile_k > 64 */
+  /* keeps K % 64 == 0 and K a multiple of the group; breaks K % tile_k for tile_k > the group */
+  a.problem.k += a.problem.group_size > 0 ? a.problem.group_size : 64 * 3;
   /* (a kernel with a K tail, k_multiple 64, takes it) */
   if (k->tile_k > 64 && k->k_multiple != 64)
     expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NOT_SUPPORTED, "K %");
