@@ -25,17 +25,10 @@
 #include <cuda_runtime_api.h>
 #include <fnmatch.h>
 
+#include "test_cuda_util.h"
 #include "test_util.h"
 #include "w4a16_build_config.h"
 
-#define CUDA_OK(x)                                                                                  \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));           \
-      exit(1);                                                                                      \
-    }                                                                                               \
-  } while (0)
 
 /* group size slots: 32, 64, 128, 256, per-column */
 enum { N_GROUP_SLOTS = 5 };

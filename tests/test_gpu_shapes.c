@@ -16,17 +16,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
 
+#include "test_cuda_util.h"
 #include "test_util.h"
 #include "w4a16_build_config.h"
 
-#define CUDA_OK(x)                                                                                  \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));           \
-      exit(1);                                                                                      \
-    }                                                                                               \
-  } while (0)
 
 #define ELEM_TOL 16.0
 #define GUARD 64 /* poisoned elements before and after D (128 bytes: keeps D 16-byte aligned) */
