@@ -267,17 +267,20 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
   return W4A16_STATUS_OK;
 }
 
-w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
-                                         const w4a16_problem *problem, int requested, w4a16_heuristic_result out[],
-                                         int *returned) {
-  return w4a16_heuristic_query_table_mem(table, count, sm_count, cc, 0, problem, requested, out, returned);
-}
-
-w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
-                                             int mem_gbps, const w4a16_problem *problem, int requested,
-                                             w4a16_heuristic_result out[], int *returned) {
-  return w4a16_heuristic_query_rules(w4a16_builtin_rules, N_RULES, table, count, sm_count, cc, mem_gbps, NULL, problem, requested,
-                                     out, returned);
+w4a16_status w4a16_heuristic_query_ex(const w4a16_problem *problem, const w4a16_heuristic_query_options *o,
+                                      int requested, w4a16_heuristic_result out[], int *returned) {
+  if (returned) *returned = 0;
+  if (!o) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "options is NULL");
+  if (o->struct_size != sizeof(w4a16_heuristic_query_options))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
+                      "options->struct_size is %zu, expected sizeof(w4a16_heuristic_query_options) = %zu",
+                      o->struct_size, sizeof(w4a16_heuristic_query_options));
+  const w4a16_heuristic_rule *rules = o->rules ? o->rules : w4a16_builtin_rules;
+  const size_t nrules = o->rules ? o->rule_count : (size_t)N_RULES;
+  if (!o->rules && o->rule_count)
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "options->rules is NULL with rule_count = %zu", o->rule_count);
+  return w4a16_heuristic_query_rules(rules, nrules, o->table, o->count, o->sm_count, o->cc, o->mem_gbps, NULL, problem,
+                                     requested, out, returned);
 }
 
 w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested, w4a16_heuristic_result out[],

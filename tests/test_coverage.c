@@ -106,7 +106,7 @@ static void test_every_shape_has_a_kernel(void **state) {
                 w4a16_heuristic_result res[1];
                 int got = 0;
                 ++queried;
-                w4a16_status st = w4a16_heuristic_query_table(t, count, dv.sm_count, dv.cc, &p, 1, res, &got);
+                w4a16_status st = test_query_table(t, count, dv.sm_count, dv.cc, &p, 1, res, &got);
                 if (st != W4A16_STATUS_OK || got != 1 || w4a16_can_implement(res[0].kernel, &p) != W4A16_STATUS_OK)
                   fail_msg("heuristic: %s (%s) for M=%lld N=%lld K=%lld group=%d %s %s on sm_%d",
                            w4a16_status_name(st), w4a16_last_error_message(), (long long)p.m, (long long)n,
@@ -138,7 +138,7 @@ static void test_issue_shapes(void **state) {
                                        W4A16_FINEGRAINED_SCALE_ONLY, (w4a16_dtype)dt);
         w4a16_heuristic_result res[1];
         int got = 0;
-        assert_int_equal(w4a16_heuristic_query_table(t, count, kDevices[d].sm_count, kDevices[d].cc, &p, 1, res, &got),
+        assert_int_equal(test_query_table(t, count, kDevices[d].sm_count, kDevices[d].cc, &p, 1, res, &got),
                          W4A16_STATUS_OK);
         assert_int_equal(got, 1);
         ++done;

@@ -124,7 +124,7 @@ static w4a16_problem bf16_problem(int64_t m, int64_t n, int64_t k) {
 
 static int query(int sm, int cc, const w4a16_problem *p, w4a16_heuristic_result *out, int requested) {
   int n = -1;
-  w4a16_status st = w4a16_heuristic_query_table(fake, NFAKE, sm, cc, p, requested, out, &n);
+  w4a16_status st = test_query_table(fake, NFAKE, sm, cc, p, requested, out, &n);
   assert_int_equal(st, W4A16_STATUS_OK);
   assert_true(n >= 1 && n <= requested);
   return n;
@@ -247,7 +247,7 @@ static void test_arch_filter(void **state) {
   for (int i = 0; i < n; ++i) assert_int_not_equal(r[i].kernel->family, W4A16_FAMILY_SM90);
   /* sm75: nothing */
   int got = 7;
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 40, 75, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(test_query_table(fake, NFAKE, 40, 75, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
   assert_int_equal(got, 0);
   assert_true(strlen(w4a16_last_error_message()) > 0);
 }
@@ -287,7 +287,7 @@ static void test_dtype_and_mode(void **state) {
   /* per-column: no kernel of that mode in the fake table */
   p = test_problem(16, 4096, 4096, 0, W4A16_PER_COLUMN_SCALE_ONLY, BF);
   int got = 3;
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, r, &got), W4A16_STATUS_NO_KERNEL);
   assert_int_equal(got, 0);
 }
 
@@ -305,7 +305,7 @@ static void test_tie_prefers_more_stages(void **state) {
                      w4a16_heuristic_estimate_us(&two[1], &p, 132, 1, NULL), 0.0f);
   w4a16_heuristic_result r[2];
   int n = 0;
-  assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(two, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
   assert_ptr_equal(r[1].kernel, &two[0]);
@@ -320,14 +320,14 @@ static void test_fallback(void **state) {
   w4a16_heuristic_result r[4];
   int n = 0;
   w4a16_problem p = bf16_problem(64, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_table(&future, 1, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(&future, 1, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 1);
   assert_ptr_equal(r[0].kernel, &future);
   assert_int_equal(r[0].rule_index, -1);
   assert_string_equal(r[0].rule, "fallback");
   /* beside a ranked kernel, the fallback tier comes last */
   const w4a16_kernel_desc two[2] = {future, *fake_named(SM80_128X16X128)};
-  assert_int_equal(w4a16_heuristic_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(two, 2, 132, 90, &p, 4, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_ptr_equal(r[0].kernel, &two[1]);
   assert_true(r[0].rule_index >= 0);
@@ -342,11 +342,11 @@ static void test_no_kernel(void **state) {
   w4a16_heuristic_result r[4];
   int n = 5;
   w4a16_problem p = bf16_problem(64, 48, 4096); /* N % 16 == 0 but no tile_n divides 48 */
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
   assert_int_equal(n, 0);
   assert_non_null(strstr(w4a16_last_error_message(), "N=48"));
   /* an empty table */
-  assert_int_equal(w4a16_heuristic_query_table(NULL, 0, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
+  assert_int_equal(test_query_table(NULL, 0, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
 }
 
 static void test_arguments(void **state) {
@@ -354,24 +354,24 @@ static void test_arguments(void **state) {
   w4a16_heuristic_result r[4];
   int n = 9;
   w4a16_problem p = bf16_problem(64, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(n, 0);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, NULL, &n), W4A16_STATUS_NULL_POINTER);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, r, NULL), W4A16_STATUS_NULL_POINTER);
-  assert_int_equal(w4a16_heuristic_query_table(NULL, 3, 132, 90, &p, 4, r, &n), W4A16_STATUS_NULL_POINTER);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 0, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, NULL, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, r, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(test_query_table(NULL, 3, 132, 90, &p, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 0, r, &n), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "requested"));
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 0, 90, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(test_query_table(fake, NFAKE, 0, 90, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
   assert_non_null(strstr(w4a16_last_error_message(), "sm_count"));
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 0, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 0, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
   w4a16_problem bad = bf16_problem(-1, 4096, 4096);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
   /* M = 0 (a no-op for w4a16_gemm): ranked as M = 1, unsplit, no workspace */
   w4a16_problem empty = bf16_problem(0, 4096, 4096), one = bf16_problem(1, 4096, 4096);
   w4a16_heuristic_result r1[4];
   int n1 = 0;
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &empty, 4, r, &n), W4A16_STATUS_OK);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &one, 4, r1, &n1), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &empty, 4, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &one, 4, r1, &n1), W4A16_STATUS_OK);
   assert_int_equal(n, n1);
   for (int i = 0; i < n; ++i) {
     assert_ptr_equal(r[i].kernel, r1[i].kernel);
@@ -379,10 +379,28 @@ static void test_arguments(void **state) {
     assert_int_equal(r[i].workspace_bytes, 0);
   }
   bad = bf16_problem(16, 4096, 4000);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n), W4A16_STATUS_INVALID_SHAPE);
   bad = test_problem(16, 4096, 4096, 48, FGS, BF);
-  assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n),
+  assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &bad, 4, r, &n),
                    W4A16_STATUS_UNSUPPORTED_GROUP_SIZE);
+  /* the options themselves */
+  assert_int_equal(w4a16_heuristic_query_ex(&p, NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  w4a16_heuristic_query_options o = {.struct_size = sizeof o - 4, .table = fake, .count = NFAKE, .sm_count = 132, .cc = 90};
+  assert_int_equal(w4a16_heuristic_query_ex(&p, &o, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "struct_size"));
+  o.struct_size = sizeof o;
+  o.rule_count = 2;
+  assert_int_equal(w4a16_heuristic_query_ex(&p, &o, 4, r, &n), W4A16_STATUS_NULL_POINTER);
+  assert_non_null(strstr(w4a16_last_error_message(), "rule_count = 2"));
+  /* a caller's rule table: its one rule names the tier of the kernels it matches */
+  const w4a16_heuristic_rule mine = {.name = "mine", .family = W4A16_FAMILY_SM80};
+  o.rules = &mine;
+  o.rule_count = 1;
+  assert_int_equal(w4a16_heuristic_query_ex(&p, &o, 4, r, &n), W4A16_STATUS_OK);
+  assert_true(n >= 1);
+  assert_string_equal(r[0].rule, "mine");
+  assert_int_equal(r[0].rule_index, 0);
+  assert_int_equal(r[0].kernel->family, W4A16_FAMILY_SM80);
   /* the registry variant checks its arguments before looking for a GPU */
   assert_int_equal(w4a16_heuristic_query(NULL, 4, r, &n), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_heuristic_query(&p, 0, r, &n), W4A16_STATUS_INVALID_VALUE);
@@ -481,11 +499,11 @@ static void test_estimate_cluster(void **state) {
   const w4a16_kernel_desc pair[2] = {one, two};
   w4a16_heuristic_result r[2];
   int n = 0;
-  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(n, 2);
   assert_int_equal(r[0].kernel->cluster_n, 2);
   p = bf16_problem(256, 8192, 8192);
-  assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(r[0].kernel->cluster_n, 1);
   /* the widest layer at M = 129..256: rows with cluster_max 1 keep the 2x1x1 kernel out of their tier,
      though the cost model alone would rank it first at M = 200 (M = 385..512 takes it since the
@@ -493,7 +511,7 @@ static void test_estimate_cluster(void **state) {
   const int64_t ms[2] = {200, 256};
   for (int i = 0; i < 2; ++i) {
     p = bf16_problem(ms[i], 57344, 8192);
-    assert_int_equal(w4a16_heuristic_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
     assert_int_equal(n, 2);
     assert_int_equal(r[0].kernel->cluster_n, 1);
     assert_non_null(strstr(r[0].rule, "-n16385-up"));
@@ -567,11 +585,11 @@ static void test_rule_dtypes(void **state) {
   int n = 0;
   for (int64_t m = 2; m <= 4; ++m) {
     w4a16_problem p = test_problem(m, 8192, 8192, 128, FGS, FH);
-    assert_int_equal(w4a16_heuristic_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
     assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n6145-8448-f16" : "h100-m3-4-n6145-8448-f16");
     assert_string_equal(r[0].kernel->name, "w4a16_gemv_f16_u4_fgs_n32_m4_k1024_s4_tma");
     p.dtype = W4A16_DTYPE_BF16;
-    assert_int_equal(w4a16_heuristic_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table(t, 4, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
     assert_string_equal(r[0].rule, m == 2 ? "h100-m2-2-n6145-16384" : "h100-m3-4-n6145-16384");
     assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma");
     for (int i = 0; i < n; ++i) assert_null(strstr(r[i].rule, "-f16"));
@@ -592,7 +610,7 @@ static void test_rule_dtypes(void **state) {
 
 /* the device's DRAM bandwidth (mem_gbps_min / _max, twenty-eighth session): the H200 rows (4500 GB/s
    and up) hold on an H200 (4915) and on no H100 (3352) or device of unknown bandwidth (0, which
-   w4a16_heuristic_query_table passes); a custom row bounded from above matches the unknown one */
+   test_query_table passes); a custom row bounded from above matches the unknown one */
 static void test_rule_mem_gbps(void **state) {
   (void)state;
   w4a16_heuristic_result r[NFAKE];
@@ -612,15 +630,15 @@ static void test_rule_mem_gbps(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     w4a16_problem p = test_problem(cases[i].m, cases[i].n, cases[i].k, 128, cases[i].mode, BF);
-    assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 4, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 4, r, &n), W4A16_STATUS_OK);
     assert_string_equal(r[0].rule, cases[i].h200_rule);
     assert_string_equal(r[0].kernel->name, cases[i].h200_kernel);
     check_ranking(&p, 90, r, n);
     /* an H100, and a device of unknown bandwidth, take the H100 rows: the same pick both ways */
     w4a16_heuristic_result h100[4], unknown[4];
     int nh = 0, nu = 0;
-    assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 3352, &p, 4, h100, &nh), W4A16_STATUS_OK);
-    assert_int_equal(w4a16_heuristic_query_table(fake, NFAKE, 132, 90, &p, 4, unknown, &nu), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, 3352, &p, 4, h100, &nh), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, unknown, &nu), W4A16_STATUS_OK);
     assert_int_equal(nh, nu);
     for (int j = 0; j < nh; ++j) {
       assert_null(strstr(h100[j].rule, "h200-"));
@@ -630,7 +648,7 @@ static void test_rule_mem_gbps(void **state) {
   }
   /* bf16 scale-only at M = 9..16 on 57344x8192: 64x16x512 on both, by the H200 row on an H200 */
   w4a16_problem p = bf16_problem(16, 57344, 8192);
-  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
   assert_string_equal(r[0].rule, "h200-m9-16-n16385-up-k4097-up");
   assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma");
   /* fp16 at M = 5..8 on 4096x14336: 32x8x1024 on an H200 (a dtype-keyed H200 row), bf16 not */
@@ -645,20 +663,20 @@ static void test_rule_mem_gbps(void **state) {
   t[2].dtype = t[3].dtype = W4A16_DTYPE_F16;
   for (int64_t m = 5; m <= 8; ++m) {
     w4a16_problem q = test_problem(m, 4096, 14336, 128, FGS, FH);
-    assert_int_equal(w4a16_heuristic_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
     assert_string_equal(r[0].rule, "h200-m5-8-n0-6144-k8193-up-f16");
     assert_string_equal(r[0].kernel->name, "w4a16_gemv_f16_u4_fgs_n32_m8_k1024_s3_tma");
     q.dtype = W4A16_DTYPE_BF16;
-    assert_int_equal(w4a16_heuristic_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
+    assert_int_equal(test_query_table_mem(t, 4, 132, 90, 4915, &q, 2, r, &n), W4A16_STATUS_OK);
     assert_string_equal(r[0].rule, "h100-m5-8-n0-6144-k8193-up");
     assert_string_equal(r[0].kernel->name, "w4a16_gemv_bf16_u4_fgs_n16_m8_k2048_s2_tma");
   }
   /* M = 5..8 on 8192x28672 (K > 8192) and decode on 6144x4096 keep the H100 rows on an H200 */
   p = bf16_problem(8, 8192, 28672);
-  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
   assert_true(strncmp(r[0].rule, "h100-", 5) == 0);
   p = bf16_problem(2, 6144, 4096);
-  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
+  assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, 4915, &p, 1, r, &n), W4A16_STATUS_OK);
   assert_true(strncmp(r[0].rule, "h100-", 5) == 0);
   /* custom rows: the bounds decide, inclusive; 0 (unknown) is below every lower bound */
   const w4a16_heuristic_rule fast = {.name = "fast-memory", .m_min = 1, .cc_min = 80, .family = -1, .mem_gbps_min = 4500};
@@ -679,7 +697,7 @@ static void test_rule_mem_gbps(void **state) {
   }
   /* a negative bandwidth is refused, named, and nothing is returned */
   n = 7;
-  assert_int_equal(w4a16_heuristic_query_table_mem(fake, NFAKE, 132, 90, -1, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
+  assert_int_equal(test_query_table_mem(fake, NFAKE, 132, 90, -1, &p, 4, r, &n), W4A16_STATUS_INVALID_VALUE);
   assert_int_equal(n, 0);
   assert_non_null(strstr(w4a16_last_error_message(), "mem_gbps = -1"));
 }
@@ -785,7 +803,7 @@ static void test_random_problems(void **state) {
     int sm = 1 + (int)(test_rng_next(&rng) % 200);
     int requested = 1 + (int)(test_rng_next(&rng) % NFAKE);
     int got = -1;
-    w4a16_status st = w4a16_heuristic_query_table(fake, NFAKE, sm, cc, &p, requested, r, &got);
+    w4a16_status st = test_query_table(fake, NFAKE, sm, cc, &p, requested, r, &got);
     size_t avail = implementable(&p, cc);
     if (avail == 0) {
       assert_int_equal(st, W4A16_STATUS_NO_KERNEL);

@@ -14,6 +14,23 @@
 /* xorshift64*: seeded fresh each run (time + pid-free counter), printed so a failure can be replayed */
 typedef struct test_rng { uint64_t s; } test_rng;
 
+/* w4a16_heuristic_query_ex over table for a device of sm_count SMs, compute capability cc and
+   mem_gbps GB/s (0: unknown), with the built-in rules */
+static inline w4a16_status test_query_table_mem(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
+                                                int mem_gbps, const w4a16_problem *p, int requested,
+                                                w4a16_heuristic_result *out, int *returned) {
+  const w4a16_heuristic_query_options o = {.struct_size = sizeof o, .table = table, .count = count,
+                                           .sm_count = sm_count, .cc = cc, .mem_gbps = mem_gbps};
+  return w4a16_heuristic_query_ex(p, &o, requested, out, returned);
+}
+
+/* the same for a device of unknown bandwidth */
+static inline w4a16_status test_query_table(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
+                                            const w4a16_problem *p, int requested, w4a16_heuristic_result *out,
+                                            int *returned) {
+  return test_query_table_mem(table, count, sm_count, cc, 0, p, requested, out, returned);
+}
+
 static inline uint64_t test_rng_next(test_rng *r) {
   r->s ^= r->s >> 12;
   r->s ^= r->s << 25;

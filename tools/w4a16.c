@@ -845,10 +845,11 @@ static int evaluate(const dump_data *d, const w4a16_heuristic_rule *rules, size_
       }
     w4a16_heuristic_result h;
     int nh = 0;
-    w4a16_status st = rules ? w4a16_heuristic_query_rules(rules, nrules, table, count, d->sm, d->cc, d->mem_gbps,
-                                                          NULL, &rp->p, 1, &h, &nh)
-                            : w4a16_heuristic_query_table_mem(table, count, d->sm, d->cc, d->mem_gbps, &rp->p, 1,
-                                                              &h, &nh);
+    /* rules NULL: the built-in table */
+    const w4a16_heuristic_query_options qo = {.struct_size = sizeof qo, .table = table, .count = count,
+                                              .rules = rules, .rule_count = rules ? nrules : 0, .sm_count = d->sm,
+                                              .cc = d->cc, .mem_gbps = d->mem_gbps};
+    w4a16_status st = w4a16_heuristic_query_ex(&rp->p, &qo, 1, &h, &nh);
     if (st != W4A16_STATUS_OK || nh < 1) continue;
     snprintf(cr->pick, sizeof cr->pick, "%s", h.kernel->name);
     cr->rule = h.rule;

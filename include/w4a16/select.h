@@ -226,27 +226,41 @@ W4A16_API w4a16_status w4a16_select(const w4a16_problem *problem,
 /* ========================================================================= */
 
 /**
- * As w4a16_heuristic_query over the caller's kernel table (e.g. a fake registry
- * with impl == NULL) for a device of sm_count multiprocessors and compute
- * capability cc (major*10+minor). Needs no GPU. Statuses as above, and
- * INVALID_VALUE for sm_count < 1 or cc < 10.
+ * Options of w4a16_heuristic_query_ex: the kernels, the rules and the device to rank for.
+ * Zero-initialize, then set struct_size and the fields you need (a later version may add
+ * fields at the end; see w4a16.h, Compatibility).
+ *  struct_size  sizeof(w4a16_heuristic_query_options)
+ *  table, count the kernels to rank (e.g. a fake registry with impl == NULL, or the
+ *               registry: w4a16_kernel_get(0) and w4a16_kernel_count()); NULL and 0: none
+ *  rules, rule_count  the rule table (NULL and 0: the built-in one, w4a16_heuristic_rules)
+ *  sm_count     multiprocessors of the device (>= 1)
+ *  cc           its compute capability, major*10+minor (>= 10)
+ *  mem_gbps     its peak DRAM bandwidth in GB/s (10^9 bytes/s; see w4a16_heuristic_rule's
+ *               mem_gbps_min); 0 = unknown: rules that bound the bandwidth from below match
+ *               nothing
  */
-W4A16_API w4a16_status w4a16_heuristic_query_table(const w4a16_kernel_desc *table, size_t count,
-                                                   int sm_count, int cc,
-                                                   const w4a16_problem *problem, int requested,
-                                                   w4a16_heuristic_result out[], int *returned);
+typedef struct w4a16_heuristic_query_options {
+  size_t struct_size;
+  const w4a16_kernel_desc *table;
+  size_t count;
+  const struct w4a16_heuristic_rule *rules;
+  size_t rule_count;
+  int sm_count;
+  int cc;
+  int mem_gbps;
+} w4a16_heuristic_query_options;
 
 /**
- * As w4a16_heuristic_query_table for a device whose peak DRAM bandwidth is mem_gbps
- * GB/s (10^9 bytes/s; see w4a16_heuristic_rule's mem_gbps_min). mem_gbps = 0 means
- * unknown, as in w4a16_heuristic_query_table: rules that bound the bandwidth from
- * below match nothing. Needs no GPU. Statuses as w4a16_heuristic_query_table, and
- * INVALID_VALUE for mem_gbps < 0.
+ * As w4a16_heuristic_query for the kernels, rules and device that options describe; needs no
+ * GPU (no architecture probe of the kernels: only their sm_min..sm_max). Statuses as
+ * w4a16_heuristic_query, and NULL_POINTER (options NULL; table NULL with count > 0; rules NULL
+ * with rule_count > 0), INVALID_VALUE (struct_size, sm_count < 1, cc < 10, mem_gbps < 0;
+ * named in the message).
  */
-W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *table, size_t count,
-                                                       int sm_count, int cc, int mem_gbps,
-                                                       const w4a16_problem *problem, int requested,
-                                                       w4a16_heuristic_result out[], int *returned);
+W4A16_API w4a16_status w4a16_heuristic_query_ex(const w4a16_problem *problem,
+                                                const w4a16_heuristic_query_options *options,
+                                                int requested, w4a16_heuristic_result out[],
+                                                int *returned);
 
 /**
  * A heuristic rule: when the problem and device fall in the ranges (inclusive;
@@ -273,7 +287,7 @@ W4A16_API w4a16_status w4a16_heuristic_query_table_mem(const w4a16_kernel_desc *
  *  mem_gbps_min/_max  the device's peak DRAM bandwidth in GB/s (10^9 bytes/s: 2 x memory clock x
  *                     bus width / 8, from cudaDevAttrMemoryClockRate and
  *                     cudaDevAttrGlobalMemoryBusWidth; as reported: H100 SXM 3352, H200 4814); 0 = no bound. A
- *                     device whose bandwidth is unknown (0, w4a16_heuristic_query_table) matches
+ *                     device whose bandwidth is unknown (0 in w4a16_heuristic_query_ex) matches
  *                     no row with mem_gbps_min > 0: tells the H200 from the H100, which share
  *                     cc 9.0 and 132 SMs but not the balance of a decode GEMV
  * Within a tier, kernels rank by the cost model's estimate, then the deeper pipeline, then
