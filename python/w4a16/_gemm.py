@@ -72,14 +72,7 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
     buf, addr = _args_buffer()
     GEMM_ARGS_STRUCT.pack_into(buf, 0, m, n, k, lda, ldd, group_size, mode, dtype,
                                1 if bias else 0, a, w, scales, zeros, bias, d, alpha)
-    st = _gemm_fn()(addr, None, workspace or None, workspace_bytes, stream or None)
+    st = lib().w4a16_gemm(addr, None, workspace or None, workspace_bytes, stream or None)
     if st:
         check(st)
 
-
-def _gemm_fn():
-    fn = _tls.__dict__.get("gemm_fn")
-    if fn is None:
-        fn = lib().w4a16_gemm
-        _tls.gemm_fn = fn
-    return fn

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _dtypes, _gemm
-from ._lib import (CACHE_ENV, PROBLEM, PROFILE_OPTIONS, PROFILE_RESULT, KERNEL_DESC, W4A16Error,
-                   check, lib)
+from ._lib import CACHE_ENV, PROBLEM, PROFILE_OPTIONS, PROFILE_RESULT, KERNEL_DESC, check, lib
 
 __all__ = ["KernelInfo", "kernels", "info", "tune", "TuneResult"]
 
@@ -98,11 +97,8 @@ def info() -> Dict[str, Any]:
                "cuda_runtime": env.cuda_runtime}
     buf = ctypes.create_string_buffer(4096)
     path = buf.value.decode() if L.w4a16_cache_default_path(buf, len(buf)) == 0 else None
-    try:
-        import torch  # noqa: F401
-        has_torch = True
-    except ImportError:
-        has_torch = False
+    from ._weight import _torch
+    has_torch = _torch() is not None
     return {"version": L.w4a16_version_string().decode(), "library": str(library_path()),
             "archs": sorted({k.arch for k in ks}), "kernels": len(ks),
             "registry_fingerprint": f"{L.w4a16_registry_fingerprint():016x}", "gpu": gpu,

@@ -277,7 +277,7 @@ def from_gptq(qweight: Array, qzeros: Optional[Array], scales: Array,
                         "checkpoint")
     qw_words, zw, s, g = _qweight_qzeros_scales(qweight, qzeros, scales, group_size, True,
                                                 "from_gptq")
-    k, n = 8 * qw_words.shape[0], qw_words.shape[1]
+    k = 8 * qw_words.shape[0]
     zq = None
     if zw is not None:
         zq = _nibbles_along_cols(zw).astype(np.int16)

@@ -8,6 +8,7 @@ gradient: it is for inference.
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -125,6 +126,7 @@ class ReplaceReport:
         return "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=None)
 def _refusal(n: int, k: int, group: int, mode: int, dtype: str) -> Optional[str]:
     """Why no kernel of this build takes an [N, K] layer at some M (None: every M has one).
 

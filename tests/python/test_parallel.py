@@ -19,7 +19,7 @@ the op. The two-GPU run is tests/python/tp_mlp.py (torchrun).
 from __future__ import annotations
 
 import socket
-from typing import Any, List, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import pytest
