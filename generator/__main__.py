@@ -6,6 +6,8 @@ list   print the selected kernel names (one per line), or with --format cmake th
 emit   render the selected kernels, the registry, kernels.txt and the heuristic's rule table
        (heuristics/rules.tsv -> heuristic_rules.c) into --out
 wgmma  print runtime/cuda/sm90/sm90_wgmma.cuh (the wgmma inline-PTX wrappers)
+fit    write heuristics/rules.tsv from heuristics/fit.tsv, the profiles in heuristics/profiles
+       and heuristics/overrides.tsv (python3 -m generator fit --help; generator/fit.py)
 """
 import argparse
 import sys
@@ -60,9 +62,13 @@ def select(archs, include, exclude):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["fit"]:
+        from . import fit
+        return fit.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python3 -m generator", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["list", "emit", "wgmma"])
+    ap.add_argument("command", choices=["list", "emit", "wgmma", "fit"])
     ap.add_argument("--archs", default="80;90a", help="build targets, e.g. '80;90a'")
     ap.add_argument("--kernels", default="", help="include filter ('all' = every valid kernel)")
     ap.add_argument("--exclude", default="", help="exclude filter")
