@@ -484,7 +484,7 @@ static void test_estimate_monotone(void **state) {
 
 /* clusters: a 2x1x1 cluster (activation tile multicast) costs a fixed few microseconds and saves
    half the activation reads, so the cost model ranks it behind 1x1x1 at M = 256 and ahead at
-   M = 4096 (H100 measurements, docs/PERFORMANCE.md sixth session) */
+   M = 4096 (as measured on an H100) */
 static void test_estimate_cluster(void **state) {
   (void)state;
   w4a16_kernel_desc one = *fake_named(SM90_128X256X64), two = *fake_named(SM90_128X256X64); /* sm90 128x256x64 */
@@ -506,8 +506,8 @@ static void test_estimate_cluster(void **state) {
   assert_int_equal(test_query_table(pair, 2, 132, 90, &p, 2, r, &n), W4A16_STATUS_OK);
   assert_int_equal(r[0].kernel->cluster_n, 1);
   /* the widest layer at M = 129..256: rows with cluster_max 1 keep the 2x1x1 kernel out of their tier,
-     though the cost model alone would rank it first at M = 200 (M = 385..512 takes it since the
-     twenty-seventh session: test_h100_m257_split) */
+     though the cost model alone would rank it first at M = 200 (M = 385..512 takes it:
+     test_h100_m257_split) */
   const int64_t ms[2] = {200, 256};
   for (int i = 0; i < 2; ++i) {
     p = bf16_problem(ms[i], 57344, 8192);
@@ -570,7 +570,7 @@ static void test_custom_rules(void **state) {
 }
 
 /* a rule's dtypes column keys it on the problem's dtype: fp16 scale-only at M = 2..4 on 8192x8192 takes
-   the 4-token TMA GEMV 32x4x1024 ("-f16" rows, twenty-seventh session), bf16 the primary row's 32x8x1024,
+   the 4-token TMA GEMV 32x4x1024 ("-f16" rows), bf16 the primary row's 32x8x1024,
    although both kernels exist in both dtypes */
 static void test_rule_dtypes(void **state) {
   (void)state;
@@ -608,7 +608,7 @@ static void test_rule_dtypes(void **state) {
   assert_string_equal(r[1].rule, "fallback");
 }
 
-/* the device's DRAM bandwidth (mem_gbps_min / _max, twenty-eighth session): the H200 rows (4500 GB/s
+/* the device's DRAM bandwidth (mem_gbps_min / _max): the H200 rows (4500 GB/s
    and up) hold on an H200 (4915) and on no H100 (3352) or device of unknown bandwidth (0, which
    test_query_table passes); a custom row bounded from above matches the unknown one */
 static void test_rule_mem_gbps(void **state) {

@@ -27,7 +27,7 @@ PROFILES = [
     "session27-heur9-heur_bf16_fgsz",    # H100, bf16 zero points g128, M = 1088..1536
     "session27-heur7-heur_bf16_pc",      # H100, bf16 per-column, M = 1..4096
     "session27-heur8-heur_f16_fgs",      # H100, fp16 scale-only g128
-    "session28-h100-heur_bf16_fgs",      # H100, bf16 scale-only g128, M = 320..2048
+    "session28-h100-heur_bf16_fgs",      # H100, bf16 scale-only g128, M = 513..704
     "session28-h100dec-dec_bf16_fgs",    # H100, bf16 scale-only g128, decode M = 1..16
     "session28-h200c-heur_bf16_fgs",     # H200, bf16 scale-only g128, decode (held out)
     "session28-h200c-heur_bf16_fgsz",    # H200, bf16 zero points g128, decode (held out)
