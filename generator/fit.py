@@ -12,7 +12,8 @@ Output: heuristics/rules.tsv (the rule table that generator/rules.py renders int
 The fitted rows. A line of fit.tsv names a device prefix, M buckets, layer shapes and profiles.
 Every problem of the profiles (one sample per problem per profile) falls into one (M bucket, shape)
 group; for each group with samples the fit picks a kernel class (family, tile_n, tile_m, tile_k,
-optionally one stage count) by its slowdown against the profiled best on each sample: the score is
+optionally narrowed to one stage count or cluster size; the unrestricted class wins ties) by its
+slowdown against the profiled best on each sample: the score is
 10 x the worst slowdown + the sum of the log slowdowns (so the worst case decides and the mean breaks
 near-ties). Within a class the kernel that the runtime would rank first stands for it (the lowest
 cost-model estimate recorded in the profile, then more stages, then the name). A sample that no
