@@ -1,30 +1,9 @@
-/* families.c - can_implement, workspace size and split-K choice (host-side rules). */
+/* families.c - problem checks, can_implement and the workspace query (host-side rules; the launch
+   plan, split-K and stream-K included, is runtime/plan.c's). */
 #include <inttypes.h>
-#include <stdlib.h>
 
 #include "internal.h"
 #include "select_internal.h"
-
-/* the most dynamic shared memory of an sm90 kernel that runs two CTAs per SM (half of the
-   H100's 227 KB opt-in limit, 232448 bytes, minus the 1 KB per CTA the hardware reserves) */
-#define W4A16_SM90_HALF_SM_SMEM 115712
-/* stream-K where the output tiles fill less than this fraction of their waves, over at most this
-   many waves, from this M on (H100: at M <= 64 the kernels stream weights at the memory's pace
-   and the fixup only costs, 28672x4096 at M = 1..32 loses 14-22 %; from M = 128 it gains up to
-   20 %) */
-#define W4A16_SM90_STREAMK_EFF 0.85
-#define W4A16_SM90_STREAMK_WAVES 4
-#define W4A16_SM90_STREAMK_MIN_M 65
-/* the 256-k tiles (128 rows) from M = 17, and in place of split-K (w4a16_choose_stream_k): at M = 32..64 stream-K takes 10240x8192 from 80 of 132
-   SMs to all (8 % faster at M = 32 and 64) and 57344x8192 M = 32 10 % faster, slower nowhere
-   (H100); the 128-k tiles lose there (28672x4096 M = 16 with 256x16x128 and M = 64 with
-   256x64x128: 16-17 % slower) */
-#define W4A16_SM90_STREAMK_MIN_M_K256 17
-/* below that M, the 256-k tiles take stream-K (the K pair where it qualifies) where the tiles number
-   at least this fraction of the SMs (each tile shared by about two CTAs at most): at M = 1..16
-   8192x8192 (64 tiles, K pair) takes 0.89x the time with 128x16x256, 10240x8192 (80) 0.76x,
-   57344x8192 0.86-0.93x; with 32-48 tiles (4096 / 6144 rows) the fixups cost up to 26 % (H100) */
-#define W4A16_SM90_STREAMK_SMALL_M_FILL 0.45
 
 static int is_finegrained(w4a16_quant_mode m) {
   return m == W4A16_FINEGRAINED_SCALE_ONLY || m == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
@@ -120,102 +99,6 @@ w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_proble
   return W4A16_STATUS_OK;
 }
 
-/* CTA slots of one wave of an sm90 kernel: the register-light tiles run two CTAs per SM, and exactly
-   those ask for at most half an SM of shared memory (runtime/cuda/sm90/gemm_sm90.cuh, Cfg::kCtasPerSm) */
-static int64_t sm90_slots(const w4a16_kernel_desc *kd, int sm_count) {
-  return (int64_t)sm_count * (kd->smem_bytes <= W4A16_SM90_HALF_SM_SMEM ? 2 : 1);
-}
-
-/* the split-K rule alone (w4a16_choose_split_k also leaves the stream-K problems unsplit) */
-static int split_k_rule(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
-  if (kd->split_k <= 1 || sm_count <= 0 || p->m < 1) return 1;
-  /* part-full last tiles count (N and K tails: kernels with n_multiple / k_multiple) */
-  int64_t tiles = ((p->m + kd->tile_m - 1) / kd->tile_m) * ((p->n + kd->tile_n - 1) / kd->tile_n);
-  int64_t k_iters = (p->k + kd->tile_k - 1) / kd->tile_k;
-  if (kd->family == W4A16_FAMILY_SM90) {
-    /* sm90 slices K unevenly ([z*k_iters/split, (z+1)*k_iters/split) k-blocks), so any
-     * split <= k_iters works: the largest split whose units still fit in one wave of the
-     * persistent grid (tiles * split <= its CTA slots), capped by the kernel's split_k. The
-     * register-light tiles run two CTAs per SM, and exactly those ask for at most half an SM of
-     * shared memory (runtime/cuda/sm90/gemm_sm90.cuh, Cfg::kCtasPerSm). */
-    const int64_t slots = sm90_slots(kd, sm_count);
-    if (tiles >= slots) return 1;
-    int64_t s = slots / tiles;
-    if (s > kd->split_k) s = kd->split_k;
-    if (s > k_iters) s = k_iters;
-    return s > 1 ? (int)s : 1;
-  }
-  if (tiles >= sm_count) return 1;
-  /* GEMV: splitting half a wave or more of tiles over a short K costs more than the extra
-     parallelism gains (H100: 128 tiles split 2 at K = 4096 was 8% slower, at K = 14336 20% faster) */
-  if (kd->family == W4A16_FAMILY_GEMV && tiles * 2 >= sm_count && p->k < 8192) return 1;
-  int best = 1;
-  for (int s = 2; s <= kd->split_k && s <= k_iters; ++s) {
-    if (k_iters % s != 0) continue;
-    best = s;
-    if (tiles * s >= sm_count) break;
-  }
-  return best;
-}
-
-/* stream-K's smallest M for kd; W4A16_SM90_STREAMK_MIN_M=<m>: that M for every tile, and no
-   small-M fill rule (measurement switch: *forced set) */
-static int streamk_min_m(const w4a16_kernel_desc *kd, int *forced) {
-  const char *env = getenv("W4A16_SM90_STREAMK_MIN_M");
-  *forced = env != NULL;
-  if (env) return atoi(env);
-  return kd->tile_k >= 256 ? 1 : W4A16_SM90_STREAMK_MIN_M;
-}
-
-_Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split, w4a16_sm90_last_skew;
-
-int w4a16_stream_k_min_m(const w4a16_kernel_desc *kd) {
-  int forced;
-  return streamk_min_m(kd, &forced);
-}
-
-int w4a16_choose_stream_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
-  if (kd->family != W4A16_FAMILY_SM90 || sm_count <= 0 || p->m < 1) return 0;
-  /* W4A16_SM90_STREAMK: 0 = never, 1 = wherever the tiles leave a wave part-empty (A/B switches) */
-  const char *env = getenv("W4A16_SM90_STREAMK");
-  const int force = env ? atoi(env) : -1;
-  if (force == 0) return 0;
-  int min_m_forced;
-  if (p->m < streamk_min_m(kd, &min_m_forced)) return 0;
-  /* =2: in place of split-K too (measurement); the 256-k tiles take it in place of split-K anyway:
-     it is 3-4 % faster there (H100: 8192x8192 M = 32 / 64, 8192x28672 M = 32); the 128-k tiles
-     gain nothing consistent */
-  if (force != 2 && kd->tile_k < 256 && split_k_rule(kd, p, sm_count) > 1) return 0;
-  const int64_t cn = kd->cluster_n > 1 ? kd->cluster_n : 1, cm = kd->cluster_m > 1 ? kd->cluster_m : 1;
-  const int64_t slots = sm90_slots(kd, sm_count) / (cn * cm);
-  const int64_t tiles = ((p->m + kd->tile_m * cm - 1) / (kd->tile_m * cm)) *
-                        ((p->n + kd->tile_n * cn - 1) / (kd->tile_n * cn));
-  const int64_t k_iters = (p->k + kd->tile_k - 1) / kd->tile_k;
-  if (slots < 1 || tiles % slots == 0 || k_iters < 4) return 0;
-  if (kd->tile_k >= 256 && p->m < W4A16_SM90_STREAMK_MIN_M_K256 && !min_m_forced &&
-      (double)tiles < W4A16_SM90_STREAMK_SMALL_M_FILL * (double)slots)
-    return 0;
-  const int64_t waves = (tiles + slots - 1) / slots;
-  const double eff = (double)tiles / (double)(waves * slots);
-  if (force >= 1) return 1;
-  return eff < W4A16_SM90_STREAMK_EFF && waves <= W4A16_SM90_STREAMK_WAVES;
-}
-
-int w4a16_choose_split_k(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count) {
-  return w4a16_choose_stream_k(kd, p, sm_count) ? 1 : split_k_rule(kd, p, sm_count);
-}
-
-size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kd, const w4a16_problem *p, int split, int stream_k,
-                                 int sm_count) {
-  if (stream_k) {
-    /* one partial tile per CTA of the persistent grid (fp32), then a 32-bit flag per CTA */
-    const size_t ctas = (size_t)sm90_slots(kd, sm_count);
-    return ctas * (size_t)kd->tile_n * (size_t)kd->tile_m * sizeof(float) + (ctas * sizeof(uint32_t) + 15) / 16 * 16;
-  }
-  if (split <= 1) return 0;
-  return (size_t)split * (size_t)p->m * (size_t)p->n * sizeof(float);
-}
-
 w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count,
                                   size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
@@ -241,8 +124,9 @@ w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kd, const w4a16_probl
       }
     }
   }
-  *bytes = w4a16_workspace_bytes_for(kd, p, w4a16_choose_split_k(kd, p, sm_count),
-                                     w4a16_choose_stream_k(kd, p, sm_count), sm_count);
+  w4a16_plan plan;
+  w4a16_plan_launch(kd, p, sm_count, 0, W4A16_PLAN_RULES, &plan); /* the runtime's own reservation */
+  *bytes = plan.workspace_bytes;
   w4a16_clear_error();
   return W4A16_STATUS_OK;
 }

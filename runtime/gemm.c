@@ -58,18 +58,16 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
   }
   if ((st = w4a16_kernel_runs_here(kernel, &dev)) != W4A16_STATUS_OK) return st;
 
-  int split = w4a16_choose_split_k(kernel, p, dev.sm_count);
-  int stream_k = w4a16_choose_stream_k(kernel, p, dev.sm_count);
-  size_t need = w4a16_workspace_bytes_for(kernel, p, split, stream_k, dev.sm_count);
-  if (selected && (workspace_bytes < need || !workspace)) {
-    /* a kernel of our choosing fits the workspace given: without split-K or stream-K it needs none */
-    split = 1;
-    stream_k = 0;
-    need = 0;
-  }
-  if (workspace_bytes < need || (need && !workspace))
+  /* the launch plan, once: the kernel's launch follows it (a kernel of our choosing runs without
+     split-K or stream-K where the workspace given is too small for them) */
+  w4a16_plan plan;
+  const size_t given = workspace ? workspace_bytes : 0;
+  const int pe = w4a16_plan_launch(kernel, p, dev.sm_count, given, selected ? W4A16_PLAN_FIT_WORKSPACE : 0, &plan);
+  if (pe != 0) return w4a16_fail_cuda(pe, kernel->name);
+  const size_t need = plan.workspace_bytes;
+  if (given < need)
     return w4a16_fail(W4A16_STATUS_WORKSPACE_TOO_SMALL, "kernel %s needs %zu bytes of workspace, got %zu%s",
-                      kernel->name, need, workspace ? workspace_bytes : (size_t)0, workspace ? "" : " (NULL)");
+                      kernel->name, need, given, workspace ? "" : " (NULL)");
   if (need && misaligned(workspace))
     return w4a16_fail(W4A16_STATUS_MISALIGNED, "workspace pointer %p is not 16-byte aligned", workspace);
 
@@ -79,7 +77,7 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .bias = p->has_bias ? args->bias : NULL, .d = args->d, .workspace = workspace,
       .workspace_bytes = workspace_bytes, .lda = p->lda ? p->lda : p->k, .ldd = p->ldd ? p->ldd : p->n,
       .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
-      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = split, .stream_k = stream_k};
+      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan};
   int e = kernel->impl->launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+#include "plan.h"
 #include "registry.h"
 #include "w4a16/w4a16.h"
 
@@ -50,25 +51,20 @@ int64_t w4a16_group_count(const w4a16_problem *p);
 /* Bytes of one element of dtype (2). */
 static inline size_t w4a16_dtype_bytes(w4a16_dtype d) { (void)d; return 2; }
 
-/* Split-K factor the runtime launches kernel with (>= 1); see runtime/cuda/common/splitk.cuh. */
-int w4a16_choose_split_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
-/* The schedule this thread's last sm90 launch ran (set by runtime/cuda/sm90/gemm_sm90.cuh's launch,
-   read by the tests): stream-K (0 none, else 1 + data-parallel tiles a cluster), the K pair (0 / 1),
-   split-K slices, the stream-K parts' skew B (Params::sk_rem: the last B parts one iteration
-   shorter, B more at the front one longer; 0 none) */
-extern _Thread_local int w4a16_sm90_last_streamk, w4a16_sm90_last_kpair, w4a16_sm90_last_split, w4a16_sm90_last_skew;
-/* Whether the runtime launches an sm90 kernel stream-K (1) or tile by tile (0): from M =
-   w4a16_stream_k_min_m, where the output tiles leave their last wave part-empty and split-K does
-   not apply (tile_k 256: split-K or not); W4A16_SM90_STREAMK =0 / 1 / 2 overrides (never / wherever
-   a wave is part-empty, from that M / that, in place of split-K too). w4a16_choose_split_k gives 1
-   where this gives 1. runtime/cuda/sm90/gemm_sm90.cuh. */
-int w4a16_stream_k_min_m(const w4a16_kernel_desc *kernel); /* 65; 1 for tile_k 256, below 17 where the tiles are >= 0.45 x SMs (W4A16_SM90_STREAMK_MIN_M) */
-int w4a16_choose_stream_k(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count);
-/* Workspace bytes for kernel on problem at split-K split / stream-K stream_k: split > 1: the fp32
-   partials, [split][M][N]; stream_k: one fp32 partial tile (tile_n x tile_m) per CTA slot of a
-   wave (sm_count x CTAs per SM), then a 32-bit flag per slot; else 0. */
-size_t w4a16_workspace_bytes_for(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int split,
-                                 int stream_k, int sm_count);
+/* The launch plan (plan.h) of kernel on problem on a device of sm_count SMs with workspace_bytes of
+   workspace given (0 for none), computed once; returns 0 or the cudaError_t of the kernel's facts query.
+   flags: W4A16_PLAN_RULES - the rules' split-K and stream-K and the workspace they reserve only, without
+   the kernel's facts (no device needed: selection's estimate, the workspace query);
+   W4A16_PLAN_FIT_WORKSPACE - without split-K and stream-K where the workspace given is below what they
+   reserve (a kernel the runtime selected). Without FIT, plan->workspace_bytes above workspace_bytes is
+   the caller's error to report. */
+#define W4A16_PLAN_RULES 1
+#define W4A16_PLAN_FIT_WORKSPACE 2
+int w4a16_plan_launch(const w4a16_kernel_desc *kernel, const w4a16_problem *problem, int sm_count,
+                      size_t workspace_bytes, int flags, w4a16_plan *plan);
+/* Stream-K's smallest M for an sm90 kernel: 65; 1 for tile_k 256, whose tiles below M = 17 take it only
+   where they number at least 0.45 x the SMs (W4A16_SM90_STREAMK_MIN_M overrides, debug.h). */
+int w4a16_stream_k_min_m(const w4a16_kernel_desc *kernel);
 
 /* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
 w4a16_status w4a16_check_problem(const w4a16_problem *problem);

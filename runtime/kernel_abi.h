@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,8 +40,8 @@ struct w4a16_launch_params {
   int group_size;     /* K for per-column */
   float alpha;
   int sm_count;       /* multiprocessors of the device */
-  int split_k;        /* K splits chosen by the runtime (>= 1) */
-  int stream_k;       /* sm90: 1 = stream-K decomposition chosen by the runtime (split_k is then 1) */
+  int split_k;        /* K splits chosen by the runtime (>= 1): plan->split_k */
+  const struct w4a16_plan *plan; /* the launch plan (plan.h), which the launch follows */
 };
 
 typedef int (*w4a16_launch_fn)(const struct w4a16_launch_params *p, void *stream);
@@ -49,6 +51,9 @@ struct w4a16_kernel_impl {
   /* Returns the cudaError_t of cudaFuncGetAttributes on the kernel's global
      function: nonzero when the binary holds no image for the present device. */
   int (*probe)(void);
+  /* sm90 kernels: the kernel's facts for the launch plan on a device of sm_count SMs (plan.h;
+     0 or the cudaError_t of its occupancy queries); NULL for the others */
+  int (*sm90_facts)(int sm_count, struct w4a16_sm90_facts *facts);
 };
 
 #ifdef __cplusplus

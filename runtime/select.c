@@ -114,17 +114,17 @@ static int occupancy(const w4a16_kernel_desc *kd, const family_model *fm) {
   return occ < 1 ? 1 : (int)occ;
 }
 
-float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count, int split,
-                                  float *waves_eff) {
+/* The estimate of kd on p with the launch plan's split-K and stream-K (the rules' part, plan.h). */
+static float estimate_plan(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count, const w4a16_plan *plan,
+                           float *waves_eff) {
+  const int split = plan->split_k, stream_k = plan->stream_k != 0;
   const family_model *fm = ((int)kd->family >= 0 && (int)kd->family <= 2) ? &g_models[kd->family] : &g_models[0];
-  if (split < 1) split = 1;
   double M = (double)p->m, N = (double)p->n, K = (double)p->k, S = sm_count > 0 ? sm_count : 1;
   double mt = div_up(M, kd->tile_m), nt = div_up(N, kd->tile_n); /* a part-full last tile counts whole */
   if (nt < 1) nt = 1;
   double ctas = mt * nt * split;
-  /* stream-K (sm90, where the runtime takes it): the tiles' K iterations spread evenly over the
-     grid, so every wave is full (fractional waves of work) and the cut tiles pay a fixup */
-  const int stream_k = w4a16_choose_stream_k(kd, p, sm_count);
+  /* stream-K (sm90, where the plan takes it): the tiles' K iterations spread evenly over the grid, so
+     every wave is full (fractional waves of work) and the cut tiles pay a fixup */
   if (waves_eff) *waves_eff = stream_k ? 1.0f : (float)(ctas / (div_up(ctas, S) * S));
 
   /* CTAs per SM in a full wave, and the waves */
@@ -163,6 +163,14 @@ float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_probl
   if (stream_k) t += STREAMK_FIXUP_US;
   if (cn * cm > 1) t += CLUSTER_FIXED_US;
   return (float)t;
+}
+
+float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kd, const w4a16_problem *p, int sm_count, int split,
+                                  float *waves_eff) {
+  w4a16_plan plan;
+  w4a16_plan_launch(kd, p, sm_count, 0, W4A16_PLAN_RULES, &plan);
+  plan.split_k = split < 1 ? 1 : split;
+  return estimate_plan(kd, p, sm_count, &plan, waves_eff);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -231,8 +239,10 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
     if (dev && w4a16_kernel_runs_here(kd, dev) != W4A16_STATUS_OK) continue;
     candidate *x = &c[nc++];
     x->kd = kd;
-    x->split = w4a16_choose_split_k(kd, p, sm_count);
-    x->est = w4a16_heuristic_estimate_us(kd, p, sm_count, x->split, &x->waves_eff);
+    w4a16_plan plan; /* the rules' part of the launch plan: split-K and stream-K */
+    w4a16_plan_launch(kd, p, sm_count, 0, W4A16_PLAN_RULES, &plan);
+    x->split = plan.split_k;
+    x->est = estimate_plan(kd, p, sm_count, &plan, &x->waves_eff);
     x->tier = (int)nrules;
     for (size_t r = 0; r < nrules; ++r)
       if (rule_matches_problem(&rules[r], p, sm_count, cc, mem_gbps) && rule_matches_kernel(&rules[r], kd, p, x->waves_eff)) {

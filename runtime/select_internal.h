@@ -33,8 +33,9 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
                                          w4a16_heuristic_result out[], int *returned);
 
 /* The cost model's estimate (microseconds) of kernel on problem with split-K
-   factor split on a device of sm_count SMs; *waves_eff receives the waves
-   efficiency (may be NULL). Exposed for tests. */
+   factor split (stream-K as the launch plan's rules take it) on a device of
+   sm_count SMs; *waves_eff receives the waves efficiency (may be NULL). Exposed
+   for tests; the query itself estimates each kernel with its plan. */
 float w4a16_heuristic_estimate_us(const w4a16_kernel_desc *kernel, const w4a16_problem *problem,
                                   int sm_count, int split, float *waves_eff);
 

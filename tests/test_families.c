@@ -1,10 +1,11 @@
-/* test_families.c - can_implement, workspace size and split-K on a fake table. */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+/* test_families.c - can_implement, workspace size and the launch plan (split-K, stream-K, the K pair)
+   on a fake table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "debug.h"
 #include "internal.h"
 #include "test_util.h"
 
@@ -18,6 +19,14 @@ static const w4a16_kernel_desc fake_gemv = {
     .dtype = W4A16_DTYPE_F16, .mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS, .tile_n = 64, .tile_m = 8, .tile_k = 64,
     .cluster_n = 1, .cluster_m = 1, .cluster_k = 1, .schedule = W4A16_SCHEDULE_GEMV, .split_k = 1, .threads = 256,
     .min_group = 64};
+
+/* the rules' part of the launch plan (runtime/plan.h) on 132 SMs: what selection and the workspace
+   query read */
+static w4a16_plan rules_plan(const w4a16_kernel_desc *k, const w4a16_problem *p) {
+  w4a16_plan plan;
+  assert_int_equal(w4a16_plan_launch(k, p, 132, 0, W4A16_PLAN_RULES, &plan), 0);
+  return plan;
+}
 
 static void expect(w4a16_status got, w4a16_status want, const char *needle) {
   assert_int_equal(got, want);
@@ -114,7 +123,7 @@ static void test_split_k_and_workspace(void **state) {
   (void)state;
   /* (N,K) = (4096, 14336), M = 16: 32 output tiles on 132 SMs -> split so tiles * split >= 132 */
   w4a16_problem p = test_problem(16, 4096, 14336, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  int s = w4a16_choose_split_k(&fake_sm80, &p, 132);
+  int s = rules_plan(&fake_sm80, &p).split_k;
   assert_int_equal((14336 / 128) % s, 0);
   assert_true(s >= 2 && s <= 8);
   size_t bytes = 1;
@@ -122,23 +131,23 @@ static void test_split_k_and_workspace(void **state) {
   assert_int_equal(bytes, (size_t)s * 16 * 4096 * sizeof(float));
   /* enough tiles: no split, no workspace */
   p.n = 57344;
-  assert_int_equal(w4a16_choose_split_k(&fake_sm80, &p, 132), 1);
+  assert_int_equal(rules_plan(&fake_sm80, &p).split_k, 1);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, 0);
   /* a kernel without split-K never splits */
   w4a16_problem g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16);
-  assert_int_equal(w4a16_choose_split_k(&fake_gemv, &g, 132), 1);
+  assert_int_equal(rules_plan(&fake_gemv, &g).split_k, 1);
   /* GEMV with split-K: no split for half a wave of tiles at K < 8192, a split at long K or few tiles */
   w4a16_kernel_desc gsk = fake_gemv;
   gsk.split_k = 8;
   gsk.tile_n = 32;
   g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16); /* 128 tiles */
-  assert_int_equal(w4a16_choose_split_k(&gsk, &g, 132), 1);
+  assert_int_equal(rules_plan(&gsk, &g).split_k, 1);
   g.k = 14336;
-  assert_true(w4a16_choose_split_k(&gsk, &g, 132) > 1);
+  assert_true(rules_plan(&gsk, &g).split_k > 1);
   g.k = 4096;
   g.n = 1024; /* 32 tiles */
-  assert_true(w4a16_choose_split_k(&gsk, &g, 132) > 1);
+  assert_true(rules_plan(&gsk, &g).split_k > 1);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, NULL), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, -1, &bytes), W4A16_STATUS_INVALID_VALUE);
   p.dtype = W4A16_DTYPE_F16;
@@ -167,7 +176,7 @@ static void test_tail_rules(void **state) {
   t.n_multiple = 16;
   /* split-K over ceil(K / tile_k) k-tiles: K = 1664 + 64 = 1728 is 13.5 tiles of 128 -> 14 */
   p = test_problem(16, 208, 1728, 64, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16); /* 2 tiles */
-  const int s = w4a16_choose_split_k(&t, &p, 132);
+  const int s = rules_plan(&t, &p).split_k;
   assert_true(s > 1);
   assert_int_equal(14 % s, 0);
   size_t bytes = 0;
@@ -192,60 +201,61 @@ static w4a16_kernel_desc fake_sm90(int tile_n, int tile_m, int tile_k) {
 static void test_stream_k_sm90(void **state) {
   (void)state;
   w4a16_kernel_desc k = fake_sm90(128, 256, 64); /* one CTA per SM: 132 slots */
-  unsetenv("W4A16_SM90_STREAMK");
+  w4a16_debug_settings *dbg = w4a16_debug_for_tests();
+  dbg->sm90_streamk = -1;
   /* (N,K) = (10240, 8192), M = 256: 80 tiles fill 61 % of a wave and no split fits -> stream-K;
      its workspace: a 128x256 fp32 partial tile and a 32-bit flag per CTA slot */
   w4a16_problem p = test_problem(256, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   size_t bytes = 0;
   assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, (size_t)132 * 128 * 256 * sizeof(float) + 528);
   /* two CTAs per SM: 264 slots, where 80 tiles split 3; at M = 512, 160 tiles take stream-K */
   k.smem_bytes = 100000;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   p.m = 512;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, (size_t)264 * 128 * 256 * sizeof(float) + 1056);
   p.m = 256;
   k.smem_bytes = 200000;
   /* a 2x1x1 cluster: 66 cluster slots, 40 cluster tiles -> stream-K */
   k.cluster_n = 2;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   k.cluster_n = 1;
-  /* W4A16_SM90_STREAMK=0: never (and no workspace) */
-  setenv("W4A16_SM90_STREAMK", "0", 1);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  /* W4A16_SM90_STREAMK=0 (debug.h): never (and no workspace) */
+  dbg->sm90_streamk = 0;
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, 0);
-  unsetenv("W4A16_SM90_STREAMK");
+  dbg->sm90_streamk = -1;
   /* whole waves: 8192x8192 at M = 1024 (4 x 64 = 256 tiles: 1.94 waves, 97 %) -> no */
   p.m = 1024;
   p.n = 8192;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   /* ... unless forced (W4A16_SM90_STREAMK=1: wherever a wave is part-empty) */
-  setenv("W4A16_SM90_STREAMK", "1", 1);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
-  unsetenv("W4A16_SM90_STREAMK");
+  dbg->sm90_streamk = 1;
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
+  dbg->sm90_streamk = -1;
   /* 6144x4096 at M = 1024: 192 tiles, 1.45 waves (73 %) -> stream-K */
   p.n = 6144;
   p.k = 4096;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   /* many waves (57344x8192 at M = 4096: 7168 tiles) -> no */
   p.m = 4096;
   p.n = 57344;
   p.k = 8192;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   /* not below M = 65 (memory-bound): 28672x4096 at M = 16 with 256x16 tiles (112 tiles, 85 %) */
   k.tile_n = 256;
   k.tile_m = 16;
   k.tile_k = 128;
   p = test_problem(16, 28672, 4096, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
-  setenv("W4A16_SM90_STREAMK", "1", 1);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
-  unsetenv("W4A16_SM90_STREAMK");
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
+  dbg->sm90_streamk = 1;
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
+  dbg->sm90_streamk = -1;
   /* ... but the 256-k tiles: 10240x8192 at M = 64 with 128x64x256 (80 tiles, 61 %), not with
      128x64x128; below M = 17 only where the tiles number at least 0.45 of the SMs: 10240x8192
      (80 tiles) and 8192x8192 (64: the K pair) at M = 16, not 6144x4096 (48) */
@@ -254,47 +264,47 @@ static void test_stream_k_sm90(void **state) {
   k.tile_k = 256;
   p = test_problem(64, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
   assert_int_equal(w4a16_stream_k_min_m(&k), 1);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
   p.m = 16;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   p.n = 8192;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   p.n = 6144;
   p.k = 4096;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   p.m = 17;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
   p.n = 10240;
   p.k = 8192;
   p.m = 64;
   k.tile_k = 128;
   assert_int_equal(w4a16_stream_k_min_m(&k), 65);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   /* ... and in place of split-K: 8192x8192 at M = 64 (64 tiles: split 2 with 128x64x128, stream-K
      with 128x64x256) */
   p.n = 8192;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 2);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).split_k, 2);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   k.tile_k = 256;
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 1);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
   /* W4A16_SM90_STREAMK_MIN_M overrides the smallest M */
-  setenv("W4A16_SM90_STREAMK_MIN_M", "80", 1);
+  dbg->sm90_streamk_min_m = 80;
   assert_int_equal(w4a16_stream_k_min_m(&k), 80);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
-  unsetenv("W4A16_SM90_STREAMK_MIN_M");
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
+  dbg->sm90_streamk_min_m = -1;
   /* split-K takes the few-tile problems: 8192x8192 at M = 16 with 256-row tiles (32 tiles -> split 4) */
   k.tile_n = 256;
   k.tile_m = 16;
   k.tile_k = 128;
   p = test_problem(16, 8192, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 4);
-  assert_int_equal(w4a16_choose_stream_k(&k, &p, 132), 0);
+  assert_int_equal(rules_plan(&k, &p).split_k, 4);
+  assert_int_equal(rules_plan(&k, &p).stream_k, 0);
   /* other families never */
   p.m = 256;
   p.n = 10240;
-  assert_int_equal(w4a16_choose_stream_k(&fake_sm80, &p, 132), 0);
+  assert_int_equal(rules_plan(&fake_sm80, &p).stream_k, 0);
 }
 
 static void test_split_k_sm90(void **state) {
@@ -303,43 +313,111 @@ static void test_split_k_sm90(void **state) {
   size_t bytes = 0;
   /* (N,K) = (10240, 8192), M = 16: 40 tiles -> the largest one-wave split, 3 (64 k-blocks: uneven) */
   w4a16_problem p = test_problem(16, 10240, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 3);
+  assert_int_equal(rules_plan(&k, &p).split_k, 3);
   assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, (size_t)3 * 16 * 10240 * sizeof(float));
   /* 8192x8192: 32 tiles -> 4 */
   p.n = 8192;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 4);
+  assert_int_equal(rules_plan(&k, &p).split_k, 4);
   /* one tile: capped by the kernel's split_k (12, not a divisor of 64) */
   p.n = 256;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 12);
+  assert_int_equal(rules_plan(&k, &p).split_k, 12);
   /* capped by K / tile_k */
   p.k = 1024;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 8);
+  assert_int_equal(rules_plan(&k, &p).split_k, 8);
   /* 80 tiles: no second slice fits in the wave */
   p.n = 20480;
   p.k = 8192;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
   /* enough tiles */
   p.n = 57344;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
   /* a two-CTAs-per-SM tile (at most half an SM of shared memory) fills 264 slots: 80 tiles of
      128 rows (10240x8192, M = 16) -> 3, where one CTA per SM would give 1 */
   k.smem_bytes = 100000;
   k.tile_n = 128;
   p.n = 10240;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 3);
+  assert_int_equal(rules_plan(&k, &p).split_k, 3);
   k.smem_bytes = 200000;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
   /* 160 tiles: more than the SMs, fewer than the two-per-SM slots -> still 1 (264 / 160) */
   k.smem_bytes = 100000;
   k.tile_n = 64;
-  assert_int_equal(w4a16_choose_split_k(&k, &p, 132), 1);
+  assert_int_equal(rules_plan(&k, &p).split_k, 1);
+}
+
+/* fake facts of an sm90 kernel for the whole plan: one CTA per SM, the K pair, scale chunks of 3 */
+static struct w4a16_sm90_facts g_facts;
+static int fake_facts(int sm_count, struct w4a16_sm90_facts *f) {
+  (void)sm_count;
+  *f = g_facts;
+  return 0;
+}
+static const struct w4a16_kernel_impl fake_sm90_impl = {.sm90_facts = fake_facts};
+
+/* The whole launch plan of an sm90 kernel (the rules refined by the kernel's facts): the K pair where
+   two CTAs a tile fill the GPU and every pair is resident, else stream-K where the workspace holds its
+   partials, else tile by tile; a selected kernel without workspace runs without either. */
+static void test_plan_sm90(void **state) {
+  (void)state;
+  w4a16_kernel_desc k = fake_sm90(128, 16, 256);
+  k.schedule = W4A16_SCHEDULE_COOPERATIVE;
+  k.impl = &fake_sm90_impl;
+  g_facts = (struct w4a16_sm90_facts){.ctas_per_sm = 1, .pair_ok = 1, .scale_chunk = 3, .resident_pairs = 66,
+                                      .resident_ctas_per_sm = 1};
+  /* 8192x8192 at M = 16: 64 tiles of 128 rows, stream-K by the rules; the K pair, 128 CTAs in
+     clusters of two, scale rows by chunks of 3 k-blocks (6 rows of groups of 128) */
+  w4a16_problem p = test_problem(16, 8192, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+  const w4a16_plan rules = rules_plan(&k, &p);
+  assert_int_equal(rules.stream_k, 1);
+  assert_int_equal(rules.workspace_bytes, (size_t)132 * 128 * 16 * sizeof(float) + 528);
+  w4a16_plan pl;
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, rules.workspace_bytes, 0, &pl), 0);
+  assert_int_equal(pl.kpair, 1);
+  assert_int_equal(pl.stream_k, 0);
+  assert_int_equal(pl.split_k, 1);
+  assert_int_equal(pl.grid, 128);
+  assert_int_equal(pl.cluster, 2);
+  assert_int_equal(pl.scale_map, 1 | 2 | 6 << 8);
+  assert_int_equal(pl.prefetch, -3);
+  assert_int_equal(pl.workspace_bytes, rules.workspace_bytes);
+  /* not every pair resident: stream-K over 132 CTAs, 2048 iterations in parts that shrink with the
+     CTA index (B = (132 - 2048 % 132) / 2 = 32) */
+  g_facts.resident_pairs = 32;
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, rules.workspace_bytes, 0, &pl), 0);
+  assert_int_equal(pl.kpair, 0);
+  assert_int_equal(pl.stream_k, 1);
+  assert_int_equal(pl.grid, 132);
+  assert_int_equal(pl.sk_base, 15);
+  assert_int_equal(pl.sk_rem, (68 + 32) | 32 << 16);
+  assert_int_equal(pl.scale_map, 0); /* no chunks outside the K pair; 2 rows: a bulk copy a row */
+  /* W4A16_SM90_SKEW=0 (debug.h): equal parts */
+  w4a16_debug_settings *dbg = w4a16_debug_for_tests();
+  dbg->sm90_skew = 0;
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, rules.workspace_bytes, 0, &pl), 0);
+  assert_int_equal(pl.sk_rem, 68);
+  dbg->sm90_skew = 1;
+  /* stream-K's partials do not fit the workspace given: tile by tile, a CTA a tile */
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, 0, 0, &pl), 0);
+  assert_int_equal(pl.stream_k, 0);
+  assert_int_equal(pl.grid, 64);
+  assert_int_equal(pl.workspace_bytes, rules.workspace_bytes); /* the caller reports it too small */
+  /* ... and a kernel the runtime selected fits the workspace: no reservation */
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, 0, W4A16_PLAN_FIT_WORKSPACE, &pl), 0);
+  assert_int_equal(pl.stream_k, 0);
+  assert_int_equal(pl.workspace_bytes, 0);
+  /* W4A16_SM90_NO_PDL (debug.h): no programmatic launch, no prefetch */
+  dbg->sm90_pdl = 0;
+  assert_int_equal(w4a16_plan_launch(&k, &p, 132, rules.workspace_bytes, 0, &pl), 0);
+  assert_int_equal(pl.pdl, 0);
+  assert_int_equal(pl.prefetch, 0);
+  dbg->sm90_pdl = 1;
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_can_implement_rules), cmocka_unit_test(test_gemv_rules), cmocka_unit_test(test_cluster_rule),
                                      cmocka_unit_test(test_split_k_and_workspace), cmocka_unit_test(test_tail_rules),
                                      cmocka_unit_test(test_stream_k_sm90),
-                                     cmocka_unit_test(test_split_k_sm90)};
+                                     cmocka_unit_test(test_split_k_sm90), cmocka_unit_test(test_plan_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,8 @@
 #include <fnmatch.h>
 #include <pthread.h>
 
-#include "internal.h" /* w4a16_choose_stream_k */
+#include "debug.h"
+#include "internal.h" /* w4a16_plan_launch */
 #include "w4a16/select.h"
 #include "test_util.h"
 
@@ -458,6 +459,21 @@ static void check_two_runs(const w4a16_kernel_desc *k, const w4a16_problem *pp, 
   check_two_runs_ws(k, pp, rr, what, 1);
 }
 
+/* The rules' part of the launch plan of kernel k on p (runtime/plan.h): split-K and stream-K. */
+static w4a16_plan rules_plan(const w4a16_kernel_desc *k, const w4a16_problem *p, int sms) {
+  w4a16_plan plan;
+  assert_int_equal(w4a16_plan_launch(k, p, sms, 0, W4A16_PLAN_RULES, &plan), 0);
+  return plan;
+}
+
+/* The launch plan w4a16_gemm follows for k on p with the workspace the runtime reserves (what
+   check_two_runs ran): the schedule a launch runs, the K pair and stream-K's parts included. */
+static w4a16_plan launch_plan(const w4a16_kernel_desc *k, const w4a16_problem *p, int sms) {
+  w4a16_plan plan;
+  assert_int_equal(w4a16_plan_launch(k, p, sms, rules_plan(k, p, sms).workspace_bytes, 0, &plan), 0);
+  return plan;
+}
+
 /* M for the stream-K and K-pair cases of kernel k: `tiles` cluster rows of tokens (cluster_m cm),
    the last one part-full (short by 9 rows where the tile has 16 or more: a tail box below the tile),
    and at least stream-K's smallest M */
@@ -467,7 +483,7 @@ static int part_full_rows(const w4a16_kernel_desc *k, int cm, int tiles) {
 }
 
 /* The slots of a wave of sm90 kernel k in clusters: two CTAs per SM for the tiles of at most half an
-   SM of shared memory (runtime/families.c, W4A16_SM90_HALF_SM_SMEM) */
+   SM of shared memory (runtime/plan.c, SM90_HALF_SM_SMEM) */
 static int cluster_slots(const w4a16_kernel_desc *k, int sms) {
   const int cn = k->cluster_n > 1 ? k->cluster_n : 1, cm = k->cluster_m > 1 ? k->cluster_m : 1;
   return sms * (k->smem_bytes <= 115712 ? 2 : 1) / (cn * cm);
@@ -513,11 +529,11 @@ static void stream_k_waves(int num, int den, const char *seed, const char *what,
       if (k->mode != W4A16_PER_COLUMN_SCALE_ONLY) q.group_size = groups[gi];
       q.k = (q.k + groups[gi] - 1) / groups[gi] * groups[gi]; /* 1152 -> 1280 for groups of 256 */
       if (w4a16_can_implement(k, &q) != W4A16_STATUS_OK) continue;
-      if (w4a16_choose_stream_k(k, &q, sms) != 1)
+      if (rules_plan(k, &q, sms).stream_k != 1)
         fail_msg("%s: M=%lld N=%lld K=%lld group %d does not take stream-K", k->name, (long long)q.m,
                  (long long)q.n, (long long)q.k, q.group_size);
       check_two_runs(k, &q, &r, what);
-      if (w4a16_sm90_last_streamk < 1) /* the launch's own checks (residency, workspace) fell back */
+      if (launch_plan(k, &q, sms).stream_k < 1) /* the plan's residency and workspace checks fell back */
         fail_msg("%s: M=%lld N=%lld K=%lld: the launch ran tile by tile, not stream-K", k->name, (long long)q.m,
                  (long long)q.n, (long long)q.k);
       ++tested;
@@ -529,7 +545,7 @@ static void stream_k_waves(int num, int den, const char *seed, const char *what,
 /* Stream-K (sm90) over about 1.3 waves of output tiles (the tiles of >= 64 tokens run the first
    wave tile by tile, except the 128x256 tiles, whose last partial comes through the stage ring:
    their short stream-K pieces here make them share all tiles by stream-K; runtime/cuda/sm90/
-   gemm_sm90.cuh streamk_dp_tiles, Cfg::kSkRing) */
+   plan.c streamk_dp_tiles, sm90_config.cuh Cfg::kStreamKRing) */
 static void test_stream_k(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -559,11 +575,11 @@ static void test_stream_k_many(void **state) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected_in(k, 1) || k->family != W4A16_FAMILY_SM90) continue;
     /* a sixth of a wave; the tile_k 128 / 64 tiles take split-K with this few tiles
-       (runtime/families.c) */
+       (runtime/plan.c) */
     w4a16_problem p;
-    if (!stream_k_case(k, sms, 1, 6, &p) || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    if (!stream_k_case(k, sms, 1, 6, &p) || rules_plan(k, &p, sms).stream_k != 1) continue;
     check_two_runs(k, &p, &r, "stream-K, many contributors");
-    if (w4a16_sm90_last_streamk < 1) fail_msg("%s: the launch ran tile by tile, not stream-K", k->name);
+    if (launch_plan(k, &p, sms).stream_k < 1) fail_msg("%s: the launch ran tile by tile, not stream-K", k->name);
     ++tested;
   }
   if (!tested) skip();
@@ -580,8 +596,7 @@ static void test_stream_k_skew(void **state) {
   if (!gpu_present()) skip();
   test_rng r = test_rng_fresh("sm90_stream_k_skew");
   const int sms = sm_count();
-  const char *env = getenv("W4A16_SM90_SKEW");
-  const int off = env && atoi(env) == 0;
+  const int off = !w4a16_debug()->sm90_skew; /* W4A16_SM90_SKEW=0 (runtime/debug.h) */
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
@@ -593,15 +608,16 @@ static void test_stream_k_skew(void **state) {
     const int n_cl = (slots * 3 / 5 + m_cl - 1) / m_cl;
     w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
     p.k = (int64_t)24 * k->tile_k;
-    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || w4a16_choose_stream_k(k, &p, sms) != 1) continue;
+    if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK || rules_plan(k, &p, sms).stream_k != 1) continue;
     check_two_runs(k, &p, &r, "stream-K, skewed parts");
-    if (w4a16_sm90_last_streamk != 1) continue; /* data-parallel tiles first, or the launch fell back */
-    /* the launch's rule, from the parts: g of them over the tiles' iterations */
+    const w4a16_plan pl = launch_plan(k, &p, sms);
+    if (pl.stream_k != 1) continue; /* data-parallel tiles first, or the plan fell back */
+    /* the plan's rule, from the parts: g of them over the tiles' iterations */
     const long long iters = (long long)n_cl * m_cl * 24, g = slots < iters ? slots : iters;
     const int skewed = !off && (k->tile_m <= 16 || k->tile_m >= 128) && iters / g >= 8 && (g - iters % g) / 2 > 0;
-    if ((w4a16_sm90_last_skew > 0) != skewed)
+    if ((pl.sk_rem >> 16 > 0) != skewed)
       fail_msg("%s: M=%lld N=%lld K=%lld: stream-K ran with %s parts", k->name, (long long)p.m, (long long)p.n,
-               (long long)p.k, w4a16_sm90_last_skew > 0 ? "skewed" : "equal");
+               (long long)p.k, pl.sk_rem >> 16 > 0 ? "skewed" : "equal");
     ++tested;
   }
   if (!tested) skip();
@@ -616,9 +632,9 @@ static void test_stream_k_skew(void **state) {
    tile_k >= 128. Kernels the mode does not apply to (clusters, pingpong, tiles whose accumulators
    exceed the ring) run the same problem by stream-K or split-K. The fine-grained modes also run
    groups of 256 and a K of 13 k-blocks of at least 128: the tile_k 256 tiles of <= 32 tokens bring
-   the scale rows of several k-blocks by one copy there (Params::s2d, chunks of Cfg::kSChunk
+   the scale rows of several k-blocks by one copy there (Params::scale_map, chunks of Cfg::kScaleChunk
    k-blocks), and these put chunk ends inside and at the end of each half. Every kernel also runs a K
-   of four k-blocks, where 128x256x64's lead of four leaves rank 1 one (kpair_h's clamp). */
+   of four k-blocks, where 128x256x64's lead of four leaves rank 1 one (kpair_rank0_kblocks' clamp). */
 static void test_k_pair(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -634,22 +650,23 @@ static void test_k_pair(void **state) {
     const int n_cl = sms / 2 / (m_cl * cn * cm) > 0 ? sms / 2 / (m_cl * cn * cm) : 1;
     w4a16_problem p = sm90_case(k, rows, (int64_t)n_cl * k->tile_n * cn);
     if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
-    if (w4a16_choose_stream_k(k, &p, sms) != 1 && w4a16_choose_split_k(k, &p, sms) != 2) continue;
+    if (rules_plan(k, &p, sms).stream_k != 1 && rules_plan(k, &p, sms).split_k != 2) continue;
     check_two_runs(k, &p, &r, "K pair");
     ++tested;
     coop += k->schedule == W4A16_SCHEDULE_COOPERATIVE && cn * cm == 1;
-    if (w4a16_sm90_last_kpair) {
+    const w4a16_plan pl = launch_plan(k, &p, sms);
+    if (pl.kpair) {
       ++paired;
       if (cn * cm != 1 || k->schedule != W4A16_SCHEDULE_COOPERATIVE)
         fail_msg("%s: the K pair ran on a %dx%d cluster / %s schedule", k->name, cn, cm, w4a16_schedule_name(k->schedule));
-    } else if (w4a16_sm90_last_streamk < 1 && w4a16_sm90_last_split != 2) {
+    } else if (pl.stream_k < 1 && pl.split_k != 2) {
       fail_msg("%s: neither the K pair nor stream-K nor split 2 ran", k->name);
     }
     w4a16_problem q = p;
     q.k = 4 * k->tile_k;
     if (w4a16_can_implement(k, &q) == W4A16_STATUS_OK) {
       check_two_runs(k, &q, &r, "K pair, 4 k-blocks");
-      paired4 += w4a16_sm90_last_kpair != 0;
+      paired4 += launch_plan(k, &q, sms).kpair != 0;
     }
     if (k->mode == W4A16_PER_COLUMN_SCALE_ONLY) continue;
     q = p;
@@ -770,7 +787,7 @@ static void test_gemv_unsplit(void **state) {
       p.has_bias = 1;
       p.ldd = p.n + 8;
       if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
-      if (w4a16_choose_split_k(k, &p, sms) != 1)
+      if (rules_plan(k, &p, sms).split_k != 1)
         fail_msg("%s: M=%lld N=%lld K=%lld still splits", k->name, (long long)p.m, (long long)p.n, (long long)p.k);
       check_two_runs_ws(k, &p, &r, "unsplit GEMV", 0);
       ++tested;

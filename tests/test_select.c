@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "select_internal.h"
 #include "test_util.h"
 
@@ -427,13 +428,13 @@ static void test_waves_efficiency(void **state) {
   assert_int_equal(kd->split_k, 1);
   float we = 0;
   w4a16_problem p = bf16_problem(200, 4096, 4096); /* 2 x 32 = 64 CTAs on 132 SMs */
-  setenv("W4A16_SM90_STREAMK", "0", 1);
+  w4a16_debug_for_tests()->sm90_streamk = 0; /* W4A16_SM90_STREAMK=0 (runtime/debug.h) */
   float t = w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
   assert_true(t > 0);
   assert_float_equal(we, 64.0f / 132.0f, 1e-5f);
   /* ... which the runtime runs stream-K (the iterations spread over the whole wave): efficiency 1,
      and faster than the half-empty wave */
-  unsetenv("W4A16_SM90_STREAMK");
+  w4a16_debug_for_tests()->sm90_streamk = -1;
   float t_sk = w4a16_heuristic_estimate_us(kd, &p, 132, 1, &we);
   assert_float_equal(we, 1.0f, 1e-6f);
   assert_true(t_sk < t);
@@ -456,7 +457,7 @@ static void test_waves_efficiency(void **state) {
    runtime takes from M = 65, is off here); a tile that wastes most of its M costs more */
 static void test_estimate_monotone(void **state) {
   (void)state;
-  setenv("W4A16_SM90_STREAMK", "0", 1);
+  w4a16_debug_for_tests()->sm90_streamk = 0;
   for (size_t i = 0; i < NFAKE; ++i) {
     const w4a16_kernel_desc *kd = &fake[i];
     double prev = 0;
@@ -469,7 +470,7 @@ static void test_estimate_monotone(void **state) {
       prev = t;
     }
   }
-  unsetenv("W4A16_SM90_STREAMK");
+  w4a16_debug_for_tests()->sm90_streamk = -1;
   /* M = 16 on a 128-row tile vs a 16-row tile of the same family */
   w4a16_problem p = bf16_problem(16, 28672, 4096);
   float big = w4a16_heuristic_estimate_us(fake_named(SM90_128X128X64), &p, 132, 1, NULL);

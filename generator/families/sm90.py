@@ -3,7 +3,7 @@
 Weights are wgmma's register operand A (tile_n = rows of N, 64 per wgmma per consumer
 warpgroup), activations reach shared memory by TMA and are operand B (tile_m = tokens =
 wgmma N). Device code: runtime/cuda/sm90/gemm_sm90.cuh (the shared-memory arithmetic
-below mirrors its Cfg; keep the two in step).
+below mirrors Cfg in sm90/sm90_config.cuh; keep the two in step).
 
 Name: w4a16_sm90_<dtype>_u4_<mode>_<TN>x<TM>x<TK>_<CN>x<CM>x1_<schedule>[_wg4]
 (tile and cluster in the kernel's orientation: N x M x K; "_wg4": the cooperative schedule with
@@ -28,7 +28,7 @@ SMEM_LIMIT = 232448       # 227 KB: the opt-in limit per block on sm90
 MAX_STAGES = 8            # more stages = more weight bytes in flight (decode, M ~ 64)
 MIN_STAGES = 2
 # Largest split_k the runtime may choose. The kernel slices K unevenly (any split <= K/tile_k)
-# and w4a16_choose_split_k picks the largest split that keeps tiles x split within one wave
+# and the launch plan (runtime/plan.c) picks the largest split that keeps tiles x split within one wave
 # of SMs; 12 (not a power of two) so that the GPU test's one-tile problems (K/tile_k = 16)
 # run uneven slices. Slices write fp32 partials; the launch enqueues common/splitk.cuh's reduction.
 MAX_SPLIT_K = 12
@@ -46,7 +46,7 @@ REG_BUDGET_WG4 = 120
 # one streams) for register-light tiles: consumers get 96 registers (setmaxnreg); the estimate
 # below overshoots ptxas here (128x16x64: estimate 72, 68 used; no spills in ptxas -v); each
 # CTA gets at most half an SM's 228 KB (1 KB reserved per CTA).
-# Keep in step with Cfg::kCtasPerSm in gemm_sm90.cuh.
+# Keep in step with Cfg::kCtasPerSm in sm90/sm90_config.cuh.
 LIGHT_REGS = 96
 SMEM_HALF_SM = 233472 // 2 - 1024
 MAX_STAGES_2 = 16         # half an SM of small stages: more of them keep the bytes in flight

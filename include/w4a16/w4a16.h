@@ -24,9 +24,9 @@
  *
  * Thread-safety: every function is safe to call from several threads at once,
  * except where its comment says otherwise. Error messages are kept per thread. The
- * library reads its environment variables (W4A16_CACHE_PATH, W4A16_LOG_LEVEL and the
- * W4A16_SM90_* measurement switches) with getenv, some on every call: changing the
- * environment (setenv) while another thread calls into the library is a data race.
+ * library reads its environment variables (W4A16_CACHE_PATH where it opens the default
+ * config cache, W4A16_LOG_LEVEL once) with getenv: changing the environment (setenv)
+ * while another thread calls into the library is a data race.
  *
  * Compatibility (ABI): status values, enum values and function signatures are never
  * reused for another meaning. Structs that the library hands out by pointer

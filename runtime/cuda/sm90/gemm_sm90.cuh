@@ -119,6 +119,11 @@ static inline int w4a16_sm90_launch(const struct w4a16_launch_params *p, cudaStr
 }
 
 template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES, int NC>
+static inline int w4a16_sm90_facts(int sm_count, struct w4a16_sm90_facts *facts) {
+  return w4a16_sm90::facts<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES, NC>>(sm_count, facts);
+}
+
+template <typename T, int MODE, int TN, int TM, int TK, int CN, int CM, int SCHED, int STAGES, int NC>
 static inline int w4a16_sm90_probe(void) {
   return w4a16_sm90::probe<T, w4a16_sm90::Cfg<MODE, TN, TM, TK, CN, CM, SCHED, STAGES, NC>>();
 }

@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "common/pdl.cuh"
 #include "sm90/sm90_config.cuh"
 #include "sm90/sm90_epilogue.cuh"
 #include "sm90/sm90_mainloop.cuh"
@@ -22,7 +23,7 @@ template <typename T, class C, bool CHUNK>
 static __device__ __forceinline__ void consumers(const Params &p, const Maps &tm, const Smem &sm, int tid, int wg,
                                                  uint32_t crank, int cn, int cm, int cid, const Walk &walk0) {
   setmaxnreg_inc<C::consumer_regs(CHUNK)>();
-  griddep_wait();  // before the epilogue's global reads (bias) and writes (D, partials)
+  w4a16_griddep_wait();  // before the epilogue's global reads (bias) and writes (D, partials)
   Consumer cs;
   cs.c = wg - 1;
   cs.warp = (tid / 32) & 3;
@@ -114,10 +115,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
   // stages before its wait and everything else waits; without it every thread waits first, then lets
   // the next grid launch.
   if (p.prefetch) {
-    griddep_launch_dependents();
+    w4a16_griddep_launch_dependents();
   } else {
-    griddep_wait();
-    griddep_launch_dependents();
+    w4a16_griddep_wait();
+    w4a16_griddep_launch_dependents();
   }
 
   const int cid = blockIdx.x / C::kCluster;

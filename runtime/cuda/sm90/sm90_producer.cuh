@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "common/pdl.cuh"
 #include "sm90/sm90_config.cuh"
 #include "sm90/sm90_ptx.cuh"
 #include "sm90/sm90_schedule.cuh"
@@ -133,7 +134,7 @@ struct Producer {
         load_w(u, kb, sm.base + kb * C::kStageBytes, sm.bar_full + 8 * kb, srows);
       }
     }
-    griddep_wait();
+    w4a16_griddep_wait();
     if (npre > 0) {
       for (int kb = 0; kb < npre; ++kb) load_act(u_first, kb, sm.base + kb * C::kStageBytes, sm.bar_full + 8 * kb);
     }
@@ -207,7 +208,7 @@ static __device__ __forceinline__ void producer_thread(const Params &p, const Ma
 template <class C>
 static __device__ __forceinline__ void flag_warp(const Params &p, const Smem &sm, int tid, int cn, int cm,
                                                  uint32_t crank, int cid, const Walk &walk0) {
-  griddep_wait();  // flags are this grid's only after the previous one completed
+  w4a16_griddep_wait();  // flags are this grid's only after the previous one completed
   const uint32_t nthr_bar = (C::kCoop ? 128 * C::NC : 128) + 32;
   const int lane = tid & 31;
   Walk w = walk0;

@@ -187,14 +187,6 @@ static __device__ __forceinline__ void named_bar_arrive(uint32_t id, uint32_t th
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Programmatic dependent launch: wait until the grids this one depends on have completed
-// and their writes are visible (no-op without a programmatic dependency), and let the
-// dependent grid launch (it still waits for this grid's completion before its own wait).
-static __device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-static __device__ __forceinline__ void griddep_launch_dependents() {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-
 static __device__ __forceinline__ uint32_t cluster_ctarank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));

@@ -1,0 +1,62 @@
+// pdl.cuh - programmatic dependent launch (PDL) helpers shared by the families that launch with
+// programmatic stream serialization (sm90, GEMV), and the split-K reduction as such a dependent.
+//
+// griddepcontrol.wait waits until the grids this one depends on have completed and their writes are
+// visible (a no-op without a programmatic dependency); griddepcontrol.launch_dependents lets the
+// dependent grid launch (it still waits for this grid's completion before its own wait). Both are PTX
+// ISA 7.8, sm_90: no-ops in code compiled for older architectures, whose launches never carry the
+// programmatic attribute.
+#ifndef W4A16_COMMON_PDL_CUH
+#define W4A16_COMMON_PDL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "common/splitk.cuh"
+
+static __device__ __forceinline__ void w4a16_griddep_wait(void) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void w4a16_griddep_launch_dependents(void) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as a
+// programmatic dependent of the GEMM: its launch overlaps the GEMM and it waits (griddepcontrol.wait)
+// for the GEMM's partials before reading them. With `early` it lets its own dependent (the next
+// layer's GEMM, say) launch before that wait, so the next kernel's CTAs can become resident and
+// prefetch their weights while this runs; else right after the wait.
+template <typename T>
+__global__ void __launch_bounds__(256) w4a16_splitk_reduce_pdl(const float *__restrict__ ws, int split_k, int m, int n,
+                                                               float alpha, const T *__restrict__ bias,
+                                                               T *__restrict__ d, int64_t ldd, int early) {
+  if (early) w4a16_griddep_launch_dependents();
+  w4a16_griddep_wait();
+  if (!early) w4a16_griddep_launch_dependents();
+  w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
+}
+
+// Enqueues w4a16_splitk_reduce_pdl on stream, with programmatic stream serialization where pdl is set.
+template <typename T>
+static inline cudaError_t w4a16_splitk_reduce_pdl_launch(const float *ws, int split_k, int m, int n, float alpha,
+                                                         const T *bias, T *d, int64_t ldd, int sm_count, int early,
+                                                         int pdl, cudaStream_t stream) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t rc = {};
+  rc.gridDim = w4a16_splitk_reduce_grid(m, n, sm_count);
+  rc.blockDim = dim3(256, 1, 1);
+  rc.dynamicSmemBytes = 0;
+  rc.stream = stream;
+  rc.attrs = attr;
+  rc.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&rc, w4a16_splitk_reduce_pdl<T>, ws, split_k, m, n, alpha, bias, d, ldd, early);
+}
+
+#endif
