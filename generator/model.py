@@ -106,6 +106,9 @@ class Config:
     n_multiple: int = 0
     k_multiple: int = 0
     template: str = ""
+    # a grouped (mixture-of-experts) kernel: registered in the grouped table, run by
+    # w4a16_grouped_gemm (its launch takes struct w4a16_grouped_launch_params)
+    grouped: bool = False
 
     @property
     def sm_min(self):
@@ -137,6 +140,8 @@ class Config:
         return SCHEDULE_C[self.schedule]
 
 
-def kernel_prefix(family, dtype, mode):
-    """The general part of every name: w4a16_<family>_<dtype>_u4_<mode>."""
-    return "w4a16_%s_%s_u4_%s" % (family.value, dtype.value, mode.value)
+def kernel_prefix(family, dtype, mode, grouped=False):
+    """The general part of every name: w4a16_<family>_<dtype>_u4_<mode> (grouped kernels:
+    w4a16_grouped_<family>_...)."""
+    return "w4a16_%s%s_%s_u4_%s" % ("grouped_" if grouped else "", family.value, dtype.value,
+                                    mode.value)

@@ -56,7 +56,8 @@ def render_all(configs, env=None, rules=None):
     for c in configs:
         out[kernel_file(c)] = env.get_template(c.template).render(k=c, template=c.template)
     out["registry.c"] = env.get_template("registry.c.j2").render(
-        kernels=configs, template="registry.c.j2")
+        kernels=[c for c in configs if not c.grouped], grouped=[c for c in configs if c.grouped],
+        template="registry.c.j2")
     out["kernels.txt"] = "".join("%s\t%s\t%s\n" % (c.name, c.arch.value, kernel_file(c))
                                  for c in configs)
     out["heuristic_rules.c"] = render_rules(rules, env)

@@ -71,6 +71,8 @@ w4a16_status w4a16_can_implement(const w4a16_kernel_desc *kd, const w4a16_proble
   /* M = 0 (an empty product, a no-op for w4a16_gemm): the kernel's other rules still apply */
   w4a16_status st = w4a16_check_problem_m(p, 0);
   if (st != W4A16_STATUS_OK) return st;
+  if (kd->grouped)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s is a grouped kernel: w4a16_grouped_gemm runs it", kd->name);
   if (kd->dtype != p->dtype)
     return w4a16_fail(W4A16_STATUS_DTYPE_MISMATCH, "kernel %s is for %s activations, the problem is %s", kd->name,
                       w4a16_dtype_name(kd->dtype), w4a16_dtype_name(p->dtype));

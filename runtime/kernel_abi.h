@@ -46,11 +46,34 @@ struct w4a16_launch_params {
 
 typedef int (*w4a16_launch_fn)(const struct w4a16_launch_params *p, void *stream);
 
+/* A grouped (mixture-of-experts) launch: w4a16_grouped_gemm_args after the runtime's checks. */
+struct w4a16_grouped_launch_params {
+  const void *a;          /* [a_rows or rows, lda] */
+  const void *w;          /* [E][N*K/2] packed */
+  const void *scales;     /* [E][G][N] */
+  const void *zeros;      /* [E][G][N] or NULL */
+  const void *offsets;    /* [E + 1], int32 (offsets64 0) or int64 (1) */
+  const int32_t *row_index; /* [rows] or NULL */
+  const float *row_scale; /* [rows] or NULL */
+  void *d;                /* [rows, ldd] */
+  int *status;            /* or NULL */
+  int64_t lda, ldd;
+  int experts, rows, a_rows; /* a_rows: rows of A (rows when row_index is NULL) */
+  int n, k;
+  int group_size;         /* K for per-column */
+  int offsets64;
+  float alpha;
+  int sm_count;
+};
+
+typedef int (*w4a16_grouped_launch_fn)(const struct w4a16_grouped_launch_params *p, void *stream);
+
 struct w4a16_kernel_impl {
-  w4a16_launch_fn launch;
+  w4a16_launch_fn launch; /* NULL for a grouped kernel */
   /* Returns the cudaError_t of cudaFuncGetAttributes on the kernel's global
      function: nonzero when the binary holds no image for the present device. */
   int (*probe)(void);
+  w4a16_grouped_launch_fn grouped_launch; /* a grouped kernel's; NULL for the others */
   /* sm90 kernels: the kernel's facts for the launch plan on a device of sm_count SMs (plan.h;
      0 or the cudaError_t of its occupancy queries); NULL for the others */
   int (*sm90_facts)(int sm_count, struct w4a16_sm90_facts *facts);

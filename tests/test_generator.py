@@ -46,7 +46,8 @@ class GeneratorTest(unittest.TestCase):
         self.assertEqual(names, sorted(names))
         self.assertEqual(len(names), len(set(names)))
         for c in every:
-            self.assertTrue(c.name.startswith(kernel_prefix(c.family, c.dtype, c.mode) + "_"), c.name)
+            self.assertTrue(c.name.startswith(kernel_prefix(c.family, c.dtype, c.mode, c.grouped) + "_"),
+                            c.name)
             if c.family.value != "gemv":
                 self.assertIn("_%dx%dx%d" % (c.tile_n, c.tile_m, c.tile_k), c.name)
 

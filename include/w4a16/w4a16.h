@@ -244,6 +244,9 @@ typedef struct w4a16_kernel_desc {
      inside N or K); 0: of its tile, tile_n x cluster_n and tile_k. The sm80 family and the sm90
      kernels of 1x1x1 clusters: 16 and 64. */
   int n_multiple, k_multiple;
+  /* 1: a grouped (mixture-of-experts) kernel, run by w4a16_grouped_gemm and listed by
+     w4a16_grouped_kernel_get; w4a16_can_implement refuses it (NOT_SUPPORTED) */
+  int grouped;
 } w4a16_kernel_desc;
 
 /** Number of kernels compiled into this library. */
@@ -320,6 +323,153 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  */
 W4A16_API w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *kernel,
                                   void *workspace, size_t workspace_bytes, void *stream);
+
+/**
+ * The act-order activation gather: out[m, k] = a[m, perm[k]] for m < M, k < K.
+ *
+ * An act-order (GPTQ desc_act) weight is stored with its K columns sorted by group
+ * (perm = argsort(g_idx)), so its GEMM takes the activations' columns in that order: call this,
+ * then w4a16_gemm on out. a: [M, lda] F16 or BF16 on the device (2-byte aligned; any lda >= K);
+ * perm: int32 [K] on the device, 16-byte aligned, a permutation of 0..K-1 (an index outside
+ * [0, K) reads nothing and writes a NaN); out: [M, ldo], 16-byte aligned, ldo >= K a multiple of
+ * 8, not overlapping A. K a positive multiple of 8.
+ *
+ * Asynchronous on stream; allocates nothing; can be captured in a CUDA graph. Ordering as
+ * w4a16_gemm's: on sm_90 it may start while the previous kernel is finishing and reads perm
+ * (never A) before waiting for it, and it lets the next kernel start at once (a GEMM after it
+ * streams its weights while the gather runs). M = 0: OK, nothing launched, no pointer read.
+ * Statuses: OK; INVALID_VALUE (dtype, or out overlapping A), INVALID_SHAPE (M < 0, K, lda,
+ * ldo), MISALIGNED, NULL_POINTER; NO_DEVICE; CUDA_ERROR (launch failed).
+ */
+W4A16_API w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t *perm, int64_t m, int64_t k,
+                                      w4a16_dtype dtype, void *out, int64_t ldo, void *stream);
+
+/* ------------------------------------------------------------------------- */
+/* Grouped GEMM (mixture of experts)                                         */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * One launch computes E products over the experts of a mixture-of-experts layer:
+ *
+ *   for each expert e, for each grouped row r in [offsets[e], offsets[e+1]):
+ *     D[r, :] = alpha * row_scale[r] * A[row_index[r], :] . dequant(W_e)^T
+ *
+ *   W_e     expert e's packed weights, [N, K] packed exactly as the dense layout (N*K/2 bytes);
+ *           the E experts back to back: w + e * N*K/2
+ *   scales  [E, G, N] (zeros likewise, FINEGRAINED_SCALE_AND_ZEROS), dtype of A
+ *   offsets [E + 1] on the device, int32 or int64 (offsets_type): expert e owns the grouped
+ *           rows [offsets[e], offsets[e+1]) (torch._grouped_mm's offs are offsets[1..E] with
+ *           offsets[0] = 0). The host never reads them: the call is graph-safe and never
+ *           synchronises. An expert without rows costs no weight traffic.
+ *   row_index  NULL: A is [rows, lda] in grouped order (A row r is grouped row r); else int32
+ *           [rows] on the device: grouped row r reads token row row_index[r] of A ([a_rows, lda]),
+ *           gathered inside the kernel (no separate permute)
+ *   row_scale  NULL, or float32 [rows] on the device, applied to each grouped row in the
+ *           epilogue (the router's top-k weight)
+ *   D       [rows, ldd], grouped order; only the rows of valid experts are written
+ *
+ * rows is an upper bound of offsets[E] that the host knows without reading the offsets (e.g.
+ * tokens x top-k): the launch grid is sized by it and by E.
+ * Bad offsets: an expert whose offsets are not 0 <= offsets[e] <= offsets[e+1] <= rows is skipped
+ * (nothing read or written for it; no access ever leaves the buffers), and a row index outside
+ * [0, a_rows) reads zeros. When status is given, the launch writes the device int *status: 0 when
+ * every offset and row index was valid, else an OR of W4A16_GROUPED_BAD_* bits (read it after
+ * the stream reaches the call; every call writes it, nothing needs clearing).
+ */
+#define W4A16_GROUPED_BAD_ORDER 1     /* an expert's end offset is below its start (decreasing) */
+#define W4A16_GROUPED_BAD_RANGE 2     /* an offset below 0 or past rows */
+#define W4A16_GROUPED_BAD_ROW_INDEX 4 /* a row index outside [0, a_rows) */
+
+/** Element type of the device offsets. */
+typedef enum w4a16_index_type { W4A16_INDEX_INT32 = 0, W4A16_INDEX_INT64 = 1 } w4a16_index_type;
+
+/**
+ * Arguments of one grouped GEMM. Zero-initialize, then set struct_size: a later version may add
+ * fields at the end and will accept the struct_size of every earlier version; a struct_size this
+ * library does not know is INVALID_VALUE.
+ *  struct_size  sizeof(w4a16_grouped_gemm_args)
+ *  experts      E >= 1 (< 2^20)
+ *  rows         upper bound of offsets[E], >= 0 (< 2^31); 0: nothing is launched
+ *  n, k         each expert's weight shape [N, K]: N % 16 == 0, K % 64 == 0 (as the dense problem)
+ *  lda, ldd     row strides of A and D (elements; 0 means K, N), multiples of 8
+ *  a_rows       rows of A when row_index is given (row indices must lie in [0, a_rows)); else
+ *               ignored (A has rows rows)
+ *  group_size, mode, dtype   as w4a16_problem (one group size and mode for every expert)
+ *  offsets_type  W4A16_INDEX_INT32 or W4A16_INDEX_INT64
+ *  a, w, scales, zeros, d   device pointers, 16-byte aligned (zeros only with
+ *               FINEGRAINED_SCALE_AND_ZEROS)
+ *  offsets      device [E + 1], 4- or 8-byte aligned as its type
+ *  row_index    device int32 [rows], or NULL
+ *  row_scale    device float32 [rows], or NULL
+ *  alpha        scale of every product
+ *  status       device int, or NULL (see above)
+ */
+typedef struct w4a16_grouped_gemm_args {
+  size_t struct_size;
+  int64_t experts, rows, n, k, lda, ldd, a_rows;
+  int group_size;
+  w4a16_quant_mode mode;
+  w4a16_dtype dtype;
+  w4a16_index_type offsets_type;
+  const void *a;
+  const void *w;
+  const void *scales;
+  const void *zeros;
+  const void *offsets;
+  const int32_t *row_index;
+  const float *row_scale;
+  void *d;
+  float alpha;
+  int *status;
+} w4a16_grouped_gemm_args;
+
+/** Number of grouped kernels compiled into this library (a table apart from w4a16_kernel_get's). */
+W4A16_API size_t w4a16_grouped_kernel_count(void);
+/** Grouped kernel i in name order, or NULL if i >= w4a16_grouped_kernel_count(). */
+W4A16_API const w4a16_kernel_desc *w4a16_grouped_kernel_get(size_t i);
+/** The grouped kernel of that exact name, or NULL (then the thread's message names it). */
+W4A16_API const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name);
+
+/**
+ * Whether grouped kernel can run args (host-side: shapes, strides, group size, enums, the
+ * kernel's own rules; pointers are not looked at, no GPU needed). OK, or the status of the first
+ * violated rule with a message (as w4a16_can_implement; NOT_SUPPORTED for a kernel that is not
+ * grouped; INVALID_VALUE for a bad struct_size, experts or offsets_type).
+ */
+W4A16_API w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kernel,
+                                                   const w4a16_grouped_gemm_args *args);
+
+/**
+ * Bytes of device workspace w4a16_grouped_gemm needs for args with kernel (NULL: the one it
+ * selects), written to *bytes. The present grouped kernels need none (0); callers that pass the
+ * size along keep working when a kernel needs some. Statuses: as w4a16_grouped_can_implement.
+ */
+W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kernel,
+                                                         const w4a16_grouped_gemm_args *args,
+                                                         size_t *bytes);
+
+/**
+ * Ranked grouped kernels for args on the current device (sm_count 0) or on a device of sm_count
+ * multiprocessors: at most `requested`, best first, in out[0 .. *returned). The rule: the
+ * streaming decode form (family GEMV) while the rows average at most 16 a used expert (rows /
+ * min(E, rows)), its tile by the CTAs it gives; the tensor-core form (family SM80) above that, its
+ * token tile by the rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
+ * the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args; *returned 0).
+ */
+W4A16_API w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, int sm_count,
+                                                     int requested, const w4a16_kernel_desc *out[],
+                                                     int *returned);
+
+/**
+ * Run the grouped GEMM on stream. kernel: a grouped kernel, or NULL to take the heuristic's first.
+ * Asynchronous, allocates nothing, never reads the offsets on the host: can be captured in a CUDA
+ * graph. Nothing is launched when a check fails; rows = 0 returns OK without a launch (and without
+ * writing *status). Statuses: as w4a16_gemm (NULL_POINTER, INVALID_SHAPE, MISALIGNED,
+ * UNSUPPORTED_GROUP_SIZE, INVALID_VALUE, DTYPE_MISMATCH, MODE_MISMATCH, NOT_SUPPORTED,
+ * WORKSPACE_TOO_SMALL, ARCH_MISMATCH, NO_KERNEL, NO_DEVICE, CUDA_ERROR).
+ */
+W4A16_API w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16_kernel_desc *kernel,
+                                          void *workspace, size_t workspace_bytes, void *stream);
 
 /* ------------------------------------------------------------------------- */
 /* Host helpers: quantize, pack, reference                                   */

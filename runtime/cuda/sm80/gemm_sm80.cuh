@@ -284,36 +284,51 @@ static __device__ __forceinline__ void w4a16_sm80_loader_init(
   L.z = static_cast<const T *>(p.zeros) + soff;
 }
 
-// Issue the copies of K tile `kt` into pipeline slot `slot` (no commit).
+// The copies of K tile `kt` into pipeline slot `slot` (no commit), in three parts so that a
+// kernel with other activation rows (runtime/cuda/grouped/grouped_sm80.cuh gathers them) reuses
+// the weight and scale copies: weights, activations, scales (and zeros), issued in that order.
 template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int THREADS>
-static __device__ __forceinline__ void w4a16_sm80_load_stage(
+static __device__ __forceinline__ void w4a16_sm80_load_weights(
+    const w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS> &L, uint32_t smem, int slot, int kt) {
+  using C = w4a16_sm80_cfg<MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
+  const int tid = threadIdx.x;
+  const int k0 = kt * TILE_K;
+  // verbatim [TILE_N/16][TILE_K/64][512 B]; blocks beyond N or K read nothing
+  const uint8_t *src = L.w + (int64_t)k0 * 8;
+  const uint32_t dst = smem + slot * C::kWStage + tid * 16;
+  const bool kin = (k0 >> 6) + L.w_kb < L.k_blocks;
+#pragma unroll
+  for (int it = 0; it < C::kWIters; ++it) {
+    const bool valid = kin && ((L.w_valid >> it) & 1u);
+    w4a16_sm80_cp16_stream(dst + it * THREADS * 16, valid ? src + it * L.w_step : L.w_safe, valid);
+  }
+}
+
+template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int THREADS>
+static __device__ __forceinline__ void w4a16_sm80_load_acts(
+    const w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS> &L, uint32_t smem, int slot, int kt) {
+  using C = w4a16_sm80_cfg<MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
+  const int tid = threadIdx.x;
+  const int k0 = kt * TILE_K;
+  const T *src = L.a + k0;
+  const uint32_t dst = smem + STAGES * C::kWStage + slot * C::kAStage;
+  const bool kin = k0 + L.a_k < L.k;  // 8-element chunks: K % 64 == 0
+#pragma unroll
+  for (int it = 0; it < C::kAIters; ++it) {
+    if (C::kAChunks % THREADS == 0 || tid + it * THREADS < C::kAChunks) {
+      const bool valid = kin && ((L.a_valid >> it) & 1u);
+      w4a16_sm80_cp16_zfill(dst + L.a_dst[it], valid ? src + it * L.a_step : src, valid);
+    }
+  }
+}
+
+template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int THREADS>
+static __device__ __forceinline__ void w4a16_sm80_load_scales(
     const w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS> &L, uint32_t smem, int slot, int kt) {
   using Ld = w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
   using C = typename Ld::C;
   const int tid = threadIdx.x;
   const int k0 = kt * TILE_K;
-  {  // weights: verbatim [TILE_N/16][TILE_K/64][512 B]; blocks beyond N or K read nothing
-    const uint8_t *src = L.w + (int64_t)k0 * 8;
-    const uint32_t dst = smem + slot * C::kWStage + tid * 16;
-    const bool kin = (k0 >> 6) + L.w_kb < L.k_blocks;
-#pragma unroll
-    for (int it = 0; it < C::kWIters; ++it) {
-      const bool valid = kin && ((L.w_valid >> it) & 1u);
-      w4a16_sm80_cp16_stream(dst + it * THREADS * 16, valid ? src + it * L.w_step : L.w_safe, valid);
-    }
-  }
-  {  // activations
-    const T *src = L.a + k0;
-    const uint32_t dst = smem + STAGES * C::kWStage + slot * C::kAStage;
-    const bool kin = k0 + L.a_k < L.k;  // 8-element chunks: K % 64 == 0
-#pragma unroll
-    for (int it = 0; it < C::kAIters; ++it) {
-      if (C::kAChunks % THREADS == 0 || tid + it * THREADS < C::kAChunks) {
-        const bool valid = kin && ((L.a_valid >> it) & 1u);
-        w4a16_sm80_cp16_zfill(dst + L.a_dst[it], valid ? src + it * L.a_step : src, valid);
-      }
-    }
-  }
   if (C::kScaleArrays > 0) {  // the group rows of this K tile, TILE_N wide (rows < G: zeros beyond)
     const int g0 = k0 >> L.group_shift;
     const int64_t off = (int64_t)g0 * L.n;
@@ -329,6 +344,15 @@ static __device__ __forceinline__ void w4a16_sm80_load_stage(
       }
     }
   }
+}
+
+// Issue the copies of K tile `kt` into pipeline slot `slot` (no commit).
+template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int THREADS>
+static __device__ __forceinline__ void w4a16_sm80_load_stage(
+    const w4a16_sm80_loader<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS> &L, uint32_t smem, int slot, int kt) {
+  w4a16_sm80_load_weights(L, smem, slot, kt);
+  w4a16_sm80_load_acts(L, smem, slot, kt);
+  w4a16_sm80_load_scales(L, smem, slot, kt);
 }
 
 // The MMAs of one pipeline slot.

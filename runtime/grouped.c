@@ -1,0 +1,263 @@
+/* grouped.c - the grouped (mixture-of-experts) GEMM: its kernel table, argument checks, heuristic
+   and launch (include/w4a16/w4a16.h, "Grouped GEMM"). The host never reads the device offsets. */
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define GROUPED_MAX_EXPERTS 65535 /* the decode form's grid.y */
+#define GROUPED_MAX_DEVICES 64
+/* the decode form while the rows average at most this many a used expert (one 16-row pass) */
+#define GROUPED_DECODE_ROWS 16
+
+size_t w4a16_grouped_kernel_count(void) {
+  size_t n;
+  w4a16_grouped_registry_table(&n);
+  return n;
+}
+
+const w4a16_kernel_desc *w4a16_grouped_kernel_get(size_t i) {
+  size_t n;
+  const w4a16_kernel_desc *t = w4a16_grouped_registry_table(&n);
+  return i < n ? &t[i] : NULL;
+}
+
+const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name) {
+  if (!name) {
+    w4a16_fail(W4A16_STATUS_NULL_POINTER, "w4a16_grouped_kernel_find: name is NULL");
+    return NULL;
+  }
+  size_t n;
+  const w4a16_kernel_desc *t = w4a16_grouped_registry_table(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (strcmp(t[i].name, name) == 0) return &t[i];
+  w4a16_fail(W4A16_STATUS_UNKNOWN_KERNEL, "no registered grouped kernel is named '%s'", name);
+  return NULL;
+}
+
+/* the problem one expert poses (M = 0: the shape, stride and group checks without a row count) */
+static w4a16_problem expert_problem(const w4a16_grouped_gemm_args *a) {
+  w4a16_problem p = {.m = 0, .n = a->n, .k = a->k, .lda = a->lda, .ldd = a->ldd, .group_size = a->group_size,
+                     .mode = a->mode, .dtype = a->dtype, .has_bias = 0};
+  return p;
+}
+
+static w4a16_status check_args(const w4a16_grouped_gemm_args *a) {
+  if (!a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "args is NULL");
+  if (a->struct_size != sizeof(w4a16_grouped_gemm_args))
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->struct_size = %zu is not sizeof(w4a16_grouped_gemm_args) = %zu",
+                      a->struct_size, sizeof(w4a16_grouped_gemm_args));
+  if (a->experts < 1 || a->experts > GROUPED_MAX_EXPERTS)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "experts = %" PRId64 " is out of range [1, %d]", a->experts,
+                      GROUPED_MAX_EXPERTS);
+  if (a->rows < 0 || a->rows > INT32_MAX)
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "rows = %" PRId64 " is out of range [0, 2^31)", a->rows);
+  if (a->row_index && (a->a_rows < 0 || a->a_rows > INT32_MAX))
+    return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "a_rows = %" PRId64 " is out of range [0, 2^31)", a->a_rows);
+  if (a->offsets_type != W4A16_INDEX_INT32 && a->offsets_type != W4A16_INDEX_INT64)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "offsets_type %d is not a w4a16_index_type", (int)a->offsets_type);
+  w4a16_problem p = expert_problem(a);
+  return w4a16_check_problem_m(&p, 0);
+}
+
+w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *args) {
+  if (!kd) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernel is NULL");
+  w4a16_status st = check_args(args);
+  if (st != W4A16_STATUS_OK) return st;
+  if (!kd->grouped)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s is not a grouped kernel (w4a16_grouped_kernel_get lists them)",
+                      kd->name);
+  /* the dense rules of its tile (dtype, mode, N and K multiples, group) on one expert's problem */
+  w4a16_kernel_desc dense = *kd;
+  dense.grouped = 0;
+  w4a16_problem p = expert_problem(args);
+  return w4a16_can_implement(&dense, &p);
+}
+
+w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *args,
+                                               size_t *bytes) {
+  if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
+  *bytes = 0;
+  w4a16_status st = kd ? w4a16_grouped_can_implement(kd, args) : check_args(args);
+  if (st != W4A16_STATUS_OK) return st;
+  w4a16_clear_error();
+  return W4A16_STATUS_OK; /* no grouped kernel splits K */
+}
+
+/* probe results per (device, grouped kernel): 0 unknown, 1 runs, 2 no image */
+static atomic_schar *g_probe;
+static size_t g_probe_kernels;
+static pthread_once_t g_probe_once = PTHREAD_ONCE_INIT;
+
+static void probe_init(void) {
+  size_t n;
+  w4a16_grouped_registry_table(&n);
+  g_probe = calloc(n * GROUPED_MAX_DEVICES + 1, sizeof *g_probe);
+  g_probe_kernels = g_probe ? n : 0;
+}
+
+/* OK where kd runs on the device info describes (compute capability, shared memory, an image) */
+static w4a16_status runs_here(const w4a16_kernel_desc *kd, const w4a16_device_info *info) {
+  if (info->cc < kd->sm_min || info->cc > kd->sm_max)
+    return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH, "kernel %s was built for %s; the device is sm_%d", kd->name, kd->arch,
+                      info->cc);
+  if (kd->smem_bytes > info->max_smem_optin)
+    return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH, "kernel %s needs %d bytes of shared memory per block; the device allows %d",
+                      kd->name, kd->smem_bytes, info->max_smem_optin);
+  if (!kd->impl || !kd->impl->probe || !kd->impl->grouped_launch)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s has no compiled grouped implementation", kd->name);
+  pthread_once(&g_probe_once, probe_init);
+  size_t count;
+  const w4a16_kernel_desc *table = w4a16_grouped_registry_table(&count);
+  atomic_schar *slot = NULL;
+  if (g_probe && kd >= table && kd < table + count && info->ordinal >= 0 && info->ordinal < GROUPED_MAX_DEVICES)
+    slot = &g_probe[(size_t)info->ordinal * g_probe_kernels + (size_t)(kd - table)];
+  int state = slot ? atomic_load(slot) : 0;
+  if (state == 0) {
+    int e = kd->impl->probe();
+    if (e != 0) cudaGetLastError();
+    state = e == 0 ? 1 : 2;
+    if (slot) atomic_store(slot, (signed char)state);
+  }
+  if (state == 2)
+    return w4a16_fail(W4A16_STATUS_ARCH_MISMATCH, "kernel %s (%s) has no machine code or PTX for the device sm_%d",
+                      kd->name, kd->arch, info->cc);
+  return W4A16_STATUS_OK;
+}
+
+/* rank key of kd for args (smaller first): the rule of w4a16_grouped_heuristic_query */
+static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *a, int sm_count) {
+  const int64_t used = a->experts < a->rows ? a->experts : (a->rows > 0 ? a->rows : 1);
+  const double per_expert = (double)(a->rows > 0 ? a->rows : 1) / (double)used;
+  const int decode = per_expert <= GROUPED_DECODE_ROWS;
+  if (kd->family == W4A16_FAMILY_GEMV) {
+    if (!decode) return 1e9 + kd->tile_n;
+    /* the largest column block that still gives two CTAs an SM; else the smallest */
+    const double ctas = (double)used * (double)(a->n / kd->tile_n);
+    if (ctas >= 2.0 * sm_count) return 1000.0 - kd->tile_n;
+    return 2000.0 + kd->tile_n;
+  }
+  /* tensor-core: the token tile nearest the rows an expert (padding against reuse), then the
+     column tile that fills the SMs */
+  const double tile_cost = (double)kd->tile_m >= per_expert ? (double)kd->tile_m / per_expert : per_expert / kd->tile_m;
+  const double tiles = (double)used * ((per_expert + kd->tile_m - 1) / kd->tile_m) *
+                       (double)((a->n + kd->tile_n - 1) / kd->tile_n);
+  const double fill = tiles >= sm_count ? 0.0 : 1.0 - tiles / sm_count;
+  return (decode ? 1e6 : 3000.0) + 100.0 * tile_cost + 10.0 * fill + kd->tile_n / 1024.0;
+}
+
+static w4a16_status query(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int requested,
+                          const w4a16_kernel_desc *out[], int *returned) {
+  size_t count;
+  const w4a16_kernel_desc *table = w4a16_grouped_registry_table(&count);
+  int n = 0;
+  const w4a16_kernel_desc *best[64];
+  double key[64];
+  for (size_t i = 0; i < count; ++i) {
+    const w4a16_kernel_desc *kd = &table[i];
+    if (w4a16_grouped_can_implement(kd, args) != W4A16_STATUS_OK) continue;
+    if (dev->cc && runs_here(kd, dev) != W4A16_STATUS_OK) continue;
+    const double k = grouped_rank(kd, args, dev->sm_count);
+    int j = n < 64 ? n++ : 64;
+    if (j == 64) {
+      if (k >= key[63]) continue;
+      j = 63;
+    }
+    while (j > 0 && key[j - 1] > k) {
+      key[j] = key[j - 1];
+      best[j] = best[j - 1];
+      --j;
+    }
+    key[j] = k;
+    best[j] = kd;
+  }
+  *returned = 0;
+  if (n == 0)
+    return w4a16_fail(W4A16_STATUS_NO_KERNEL,
+                      "no grouped kernel of this library can run N=%" PRId64 " K=%" PRId64 " group=%d %s %s on the device sm_%d",
+                      args->n, args->k, args->group_size, w4a16_quant_mode_name(args->mode),
+                      w4a16_dtype_name(args->dtype), dev->cc);
+  for (int i = 0; i < n && i < requested; ++i) out[i] = best[i];
+  *returned = n < requested ? n : requested;
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}
+
+w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, int sm_count, int requested,
+                                           const w4a16_kernel_desc *out[], int *returned) {
+  if (!out || !returned) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "out or returned is NULL");
+  *returned = 0;
+  if (requested < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "requested = %d is below 1", requested);
+  if (sm_count < 0) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is negative", sm_count);
+  w4a16_status st = check_args(args);
+  if (st != W4A16_STATUS_OK) return st;
+  w4a16_device_info dev = {0};
+  if (sm_count == 0) {
+    if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  } else {
+    dev.sm_count = sm_count; /* a device described, not asked: every architecture's kernels rank */
+  }
+  return query(args, &dev, requested, out, returned);
+}
+
+static int misaligned(const void *p, uintptr_t to) { return ((uintptr_t)p & (to - 1)) != 0; }
+
+static w4a16_status check_pointers(const w4a16_grouped_gemm_args *a) {
+  if (!a->a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "A (args->a) is NULL");
+  if (!a->w) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "packed weights (args->w) are NULL");
+  if (!a->scales) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "scales (args->scales) are NULL");
+  if (!a->d) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "D (args->d) is NULL");
+  if (!a->offsets) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "expert offsets (args->offsets) are NULL");
+  if (a->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS && !a->zeros)
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "zeros (args->zeros) are NULL with FINEGRAINED_SCALE_AND_ZEROS");
+  struct { const void *ptr; uintptr_t align; const char *name; } ptrs[] = {
+      {a->a, 16, "A"}, {a->w, 16, "packed weights"}, {a->scales, 16, "scales"}, {a->d, 16, "D"},
+      {a->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? a->zeros : NULL, 16, "zeros"},
+      {a->offsets, a->offsets_type == W4A16_INDEX_INT64 ? 8 : 4, "expert offsets"},
+      {a->row_index, 4, "row index"}, {a->row_scale, 4, "row scale"}, {a->status, 4, "status"}};
+  for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
+    if (ptrs[i].ptr && misaligned(ptrs[i].ptr, ptrs[i].align))
+      return w4a16_fail(W4A16_STATUS_MISALIGNED, "%s pointer %p is not %u-byte aligned", ptrs[i].name, ptrs[i].ptr,
+                        (unsigned)ptrs[i].align);
+  if (a->alpha != a->alpha) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "alpha is NaN");
+  return W4A16_STATUS_OK;
+}
+
+w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16_kernel_desc *kernel, void *workspace,
+                                size_t workspace_bytes, void *stream) {
+  (void)workspace;
+  (void)workspace_bytes; /* no grouped kernel needs any (w4a16_grouped_gemm_workspace_size) */
+  w4a16_status st = kernel ? w4a16_grouped_can_implement(kernel, args) : check_args(args);
+  if (st != W4A16_STATUS_OK) return st;
+  if (args->rows == 0) {
+    w4a16_clear_error();
+    return W4A16_STATUS_OK;
+  }
+  if ((st = check_pointers(args)) != W4A16_STATUS_OK) return st;
+  w4a16_device_info dev;
+  if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  if (!kernel) {
+    const w4a16_kernel_desc *best[1];
+    int got = 0;
+    if ((st = query(args, &dev, 1, best, &got)) != W4A16_STATUS_OK) return st;
+    kernel = best[0];
+  } else if ((st = runs_here(kernel, &dev)) != W4A16_STATUS_OK) {
+    return st;
+  }
+  struct w4a16_grouped_launch_params lp = {
+      .a = args->a, .w = args->w, .scales = args->scales,
+      .zeros = args->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? args->zeros : NULL, .offsets = args->offsets,
+      .row_index = args->row_index, .row_scale = args->row_scale, .d = args->d, .status = args->status,
+      .lda = args->lda ? args->lda : args->k, .ldd = args->ldd ? args->ldd : args->n, .experts = (int)args->experts,
+      .rows = (int)args->rows, .a_rows = args->row_index ? (int)args->a_rows : (int)args->rows, .n = (int)args->n,
+      .k = (int)args->k, .group_size = args->group_size == 0 ? (int)args->k : args->group_size,
+      .offsets64 = args->offsets_type == W4A16_INDEX_INT64, .alpha = args->alpha, .sm_count = dev.sm_count};
+  int e = kernel->impl->grouped_launch(&lp, stream);
+  if (e != 0) return w4a16_fail_cuda(e, kernel->name);
+  w4a16_clear_error();
+  return W4A16_STATUS_OK;
+}

@@ -1,0 +1,519 @@
+/* test_grouped.c - the grouped (mixture-of-experts) GEMM: argument checks (CPU) and every grouped
+ * kernel against a per-expert float64 reference (GPU; skipped without one).
+ *
+ * GPU cases, per dtype x mode (and group size 128, 64 with a K tail, per-column): unequal counts
+ * with empty experts, one expert with every row, counts 0..300 over 16 experts, with and without
+ * the row gather and the per-row scale, int32 and int64 offsets, rows above offsets[E]. D is
+ * poisoned (NaN bits) with guard rows before and after it: every row of a valid expert must match
+ * the reference (||D - ref|| / ||ref|| < 2e-3 fp16, < 1e-2 bf16, no NaN), every other row and
+ * both guards must keep the poison. The status word (poisoned first) must read 0. Bad offsets
+ * (decreasing, past rows) and a bad row index must set their status bits, leave the guards alone
+ * and compute the valid experts. W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test_cuda_util.h"
+#include "test_util.h"
+
+#define GUARD_ROWS 4
+#define POISON 0xffffu
+
+static w4a16_grouped_gemm_args base_args(void) {
+  w4a16_grouped_gemm_args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.experts = 4;
+  a.rows = 32;
+  a.n = 256;
+  a.k = 512;
+  a.group_size = 128;
+  a.mode = W4A16_FINEGRAINED_SCALE_ONLY;
+  a.dtype = W4A16_DTYPE_BF16;
+  a.alpha = 1.f;
+  return a;
+}
+
+static void expect(w4a16_status got, w4a16_status want, const char *needle) {
+  if (got != want) fprintf(stderr, "got %s (%s), want %s\n", w4a16_status_name(got), w4a16_last_error_message(),
+                           w4a16_status_name(want));
+  assert_int_equal(got, want);
+  if (needle && !strstr(w4a16_last_error_message(), needle)) {
+    fprintf(stderr, "message '%s' does not contain '%s'\n", w4a16_last_error_message(), needle);
+    fail();
+  }
+}
+
+/* ---------------------------------------------------------------- CPU: argument checks */
+
+static void test_args(void **state) {
+  (void)state;
+  w4a16_grouped_gemm_args a = base_args();
+  expect(w4a16_grouped_gemm(NULL, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "args");
+  a.struct_size = 8;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "struct_size = 8");
+  a = base_args();
+  a.experts = 0;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "experts = 0");
+  a = base_args();
+  a.rows = -1;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "rows = -1");
+  a = base_args();
+  a.offsets_type = (w4a16_index_type)7;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "offsets_type 7");
+  a = base_args();
+  a.n = 100;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "N = 100");
+  a = base_args();
+  a.group_size = 48;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "48");
+  /* pointers: checked before any device is asked */
+  a = base_args();
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "A (args->a)");
+  static _Alignas(16) char buf[256];
+  a.a = a.w = a.scales = a.d = buf;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "offsets");
+  a.offsets = buf + 2;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "expert offsets");
+  a.offsets = buf + 4;
+  a.offsets_type = W4A16_INDEX_INT64;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "8-byte");
+  a.offsets = buf;
+  a.row_scale = (const float *)(buf + 1);
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "row scale");
+  a.row_scale = NULL;
+  a.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "zeros");
+  a.mode = W4A16_FINEGRAINED_SCALE_ONLY;
+  a.alpha = NAN;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "alpha");
+  /* rows = 0: nothing to do, no pointer looked at */
+  a = base_args();
+  a.rows = 0;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_OK, NULL);
+  size_t bytes = 1;
+  a = base_args();
+  expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
+  assert_int_equal(bytes, 0);
+}
+
+static void test_tables(void **state) {
+  (void)state;
+  /* the grouped kernels sit in their own table: each is grouped, named so, refused by the dense
+     checks; the dense kernels are refused by the grouped ones */
+  w4a16_grouped_gemm_args a = base_args();
+  for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+    assert_int_equal(k->grouped, 1);
+    assert_non_null(strstr(k->name, "grouped"));
+    assert_ptr_equal(w4a16_grouped_kernel_find(k->name), k);
+    w4a16_problem p = test_problem(1, 256, 512, k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+    expect(w4a16_can_implement(k, &p), W4A16_STATUS_NOT_SUPPORTED, "grouped");
+    a.dtype = k->dtype == W4A16_DTYPE_F16 ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+    a.mode = k->mode;
+    a.group_size = k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128;
+    expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_DTYPE_MISMATCH, NULL);
+  }
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    assert_int_equal(k->grouped, 0);
+    expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_NOT_SUPPORTED, "not a grouped kernel");
+  }
+  assert_null(w4a16_grouped_kernel_find("w4a16_grouped_nothing"));
+  expect(W4A16_STATUS_UNKNOWN_KERNEL, W4A16_STATUS_UNKNOWN_KERNEL, "w4a16_grouped_nothing");
+}
+
+static void test_heuristic(void **state) {
+  (void)state;
+  w4a16_grouped_gemm_args a = base_args();
+  const w4a16_kernel_desc *out[8];
+  int got = 0;
+  expect(w4a16_grouped_heuristic_query(&a, 132, 0, out, &got), W4A16_STATUS_INVALID_VALUE, "requested");
+  int have_gemv = 0, have_sm80 = 0;
+  for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+    if (k->dtype != W4A16_DTYPE_BF16 || k->mode != W4A16_FINEGRAINED_SCALE_ONLY) continue;
+    have_gemv |= k->family == W4A16_FAMILY_GEMV;
+    have_sm80 |= k->family == W4A16_FAMILY_SM80;
+  }
+  if (!have_gemv || !have_sm80) {
+    skip();
+    return;
+  }
+  /* decode: 8 rows over 128 experts -> the streaming form; 8192 rows over 8 -> tensor cores */
+  a.experts = 128;
+  a.rows = 8;
+  expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+  assert_true(got >= 1);
+  assert_int_equal(out[0]->family, W4A16_FAMILY_GEMV);
+  a.experts = 8;
+  a.rows = 8192;
+  expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+  assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
+  assert_true(out[0]->tile_m >= 64);
+}
+
+/* ---------------------------------------------------------------- GPU: against the reference */
+
+typedef struct gcase {
+  const char *name;
+  int experts;
+  const int *counts;
+  int extra_rows; /* rows past offsets[E] (an upper bound larger than the routed rows) */
+  int k, group;   /* group 0: per-column */
+  int gather, row_scale, off64;
+} gcase;
+
+static const int kUnequal[] = {0, 1, 5, 16, 17, 0, 33, 2};
+static const int kOne[] = {0, 0, 300, 0};
+static const int kSpread[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 127, 300};
+static const int kDecode[] = {1, 0, 0, 2, 0, 0, 4, 0, 0, 0, 8, 0, 1, 0, 0, 16};
+
+typedef struct gdata {
+  int experts, rows, tokens, n, k, group;
+  w4a16_dtype dtype;
+  w4a16_quant_mode mode;
+  int64_t *off;
+  int32_t *idx;
+  float *rs;
+  uint16_t *a, *scales, *zeros;
+  uint8_t *codes, *packed;
+  double *ref; /* [rows][n]; NaN for rows of no expert */
+  /* device */
+  void *d_a, *d_w, *d_s, *d_z, *d_off, *d_idx, *d_rs, *d_d;
+  int *d_status;
+} gdata;
+
+static void gdata_free(gdata *g) {
+  free(g->off); free(g->idx); free(g->rs); free(g->a); free(g->scales); free(g->zeros); free(g->codes);
+  free(g->packed); free(g->ref);
+  cudaFree(g->d_a); cudaFree(g->d_w); cudaFree(g->d_s); cudaFree(g->d_z); cudaFree(g->d_off); cudaFree(g->d_idx);
+  cudaFree(g->d_rs); cudaFree(g->d_d); cudaFree(g->d_status);
+  memset(g, 0, sizeof *g);
+}
+
+static void gdata_make(gdata *g, const gcase *c, w4a16_dtype dtype, w4a16_quant_mode mode, test_rng *rng) {
+  memset(g, 0, sizeof *g);
+  g->experts = c->experts;
+  g->n = 256;
+  g->k = c->k;
+  g->group = mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : c->group;
+  g->dtype = dtype;
+  g->mode = mode;
+  const int E = g->experts, N = g->n, K = g->k;
+  const int G = g->group ? K / g->group : 1;
+  g->off = calloc((size_t)E + 1, sizeof *g->off);
+  for (int e = 0; e < E; ++e) g->off[e + 1] = g->off[e] + c->counts[e];
+  const int routed = (int)g->off[E];
+  g->rows = routed + c->extra_rows;
+  g->tokens = c->gather ? routed / 2 + 3 : g->rows;
+  g->idx = calloc((size_t)g->rows + 1, sizeof *g->idx);
+  for (int r = 0; r < g->rows; ++r) g->idx[r] = (int32_t)(test_rng_next(rng) % (uint64_t)g->tokens);
+  g->rs = calloc((size_t)g->rows + 1, sizeof *g->rs);
+  for (int r = 0; r < g->rows; ++r) g->rs[r] = (float)test_rng_uniform(rng, 0.1, 1.0);
+  g->a = calloc((size_t)g->tokens * K + 8, 2);
+  for (size_t i = 0; i < (size_t)g->tokens * K; ++i) g->a[i] = test_to_dtype((float)test_rng_uniform(rng, -1, 1), dtype);
+  g->codes = calloc((size_t)E * N * K, 1);
+  for (size_t i = 0; i < (size_t)E * N * K; ++i) g->codes[i] = (uint8_t)(test_rng_next(rng) & 15);
+  g->scales = calloc((size_t)E * G * N, 2);
+  g->zeros = calloc((size_t)E * G * N, 2);
+  for (size_t i = 0; i < (size_t)E * G * N; ++i) {
+    g->scales[i] = test_to_dtype(test_scale(rng), dtype);
+    g->zeros[i] = test_to_dtype((float)test_rng_uniform(rng, -0.1, 0.1), dtype);
+  }
+  g->packed = calloc((size_t)E * N * K / 2, 1);
+  for (int e = 0; e < E; ++e)
+    assert_int_equal(w4a16_pack_weights(g->codes + (size_t)e * N * K, N, K, g->packed + (size_t)e * N * K / 2), 0);
+  /* reference: each expert's rows gathered on the host, the library's float64 reference, x row scale */
+  g->ref = malloc((size_t)g->rows * N * sizeof(double));
+  for (size_t i = 0; i < (size_t)g->rows * N; ++i) g->ref[i] = NAN;
+  for (int e = 0; e < E; ++e) {
+    const int cnt = c->counts[e];
+    if (!cnt) continue;
+    uint16_t *ae = malloc((size_t)cnt * K * 2);
+    for (int i = 0; i < cnt; ++i) {
+      const int r = (int)g->off[e] + i, t = c->gather ? g->idx[r] : r;
+      memcpy(ae + (size_t)i * K, g->a + (size_t)t * K, (size_t)K * 2);
+    }
+    w4a16_problem p = test_problem(cnt, N, K, g->group, mode, dtype);
+    assert_int_equal(w4a16_reference_gemm(&p, ae, g->codes + (size_t)e * N * K, g->scales + (size_t)e * G * N,
+                                          mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? g->zeros + (size_t)e * G * N : NULL,
+                                          NULL, 1.0f, g->ref + (size_t)g->off[e] * N),
+                     0);
+    if (c->row_scale)
+      for (int i = 0; i < cnt; ++i)
+        for (int n = 0; n < N; ++n) g->ref[((size_t)g->off[e] + i) * N + n] *= g->rs[g->off[e] + i];
+    free(ae);
+  }
+  CUDA_OK(cudaMalloc(&g->d_a, (size_t)g->tokens * K * 2 + 16));
+  CUDA_OK(cudaMemcpy(g->d_a, g->a, (size_t)g->tokens * K * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_w, (size_t)E * N * K / 2));
+  CUDA_OK(cudaMemcpy(g->d_w, g->packed, (size_t)E * N * K / 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_s, (size_t)E * G * N * 2));
+  CUDA_OK(cudaMemcpy(g->d_s, g->scales, (size_t)E * G * N * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_z, (size_t)E * G * N * 2));
+  CUDA_OK(cudaMemcpy(g->d_z, g->zeros, (size_t)E * G * N * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_off, ((size_t)E + 1) * 8));
+  if (c->off64) {
+    CUDA_OK(cudaMemcpy(g->d_off, g->off, ((size_t)E + 1) * 8, cudaMemcpyHostToDevice));
+  } else {
+    int32_t *o32 = malloc(((size_t)E + 1) * 4);
+    for (int e = 0; e <= E; ++e) o32[e] = (int32_t)g->off[e];
+    CUDA_OK(cudaMemcpy(g->d_off, o32, ((size_t)E + 1) * 4, cudaMemcpyHostToDevice));
+    free(o32);
+  }
+  CUDA_OK(cudaMalloc(&g->d_idx, ((size_t)g->rows + 1) * 4));
+  CUDA_OK(cudaMemcpy(g->d_idx, g->idx, ((size_t)g->rows + 1) * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_rs, ((size_t)g->rows + 1) * 4));
+  CUDA_OK(cudaMemcpy(g->d_rs, g->rs, ((size_t)g->rows + 1) * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&g->d_d, ((size_t)g->rows + 2 * GUARD_ROWS) * N * 2));
+  CUDA_OK(cudaMalloc((void **)&g->d_status, sizeof(int)));
+}
+
+static w4a16_grouped_gemm_args gdata_args(const gdata *g, const gcase *c) {
+  w4a16_grouped_gemm_args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.experts = g->experts;
+  a.rows = g->rows;
+  a.n = g->n;
+  a.k = g->k;
+  a.a_rows = g->tokens;
+  a.group_size = g->group;
+  a.mode = g->mode;
+  a.dtype = g->dtype;
+  a.offsets_type = c->off64 ? W4A16_INDEX_INT64 : W4A16_INDEX_INT32;
+  a.a = g->d_a;
+  a.w = g->d_w;
+  a.scales = g->d_s;
+  a.zeros = g->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? g->d_z : NULL;
+  a.offsets = g->d_off;
+  a.row_index = c->gather ? g->d_idx : NULL;
+  a.row_scale = c->row_scale ? g->d_rs : NULL;
+  a.d = (uint16_t *)g->d_d + (size_t)GUARD_ROWS * g->n;
+  a.alpha = 1.f;
+  a.status = g->d_status;
+  return a;
+}
+
+/* poison D and its guards and the status word, run, read back D (with guards) and the status */
+static int run_case(const gdata *g, const w4a16_grouped_gemm_args *a, const w4a16_kernel_desc *k, uint16_t *h_d,
+                    int *status) {
+  const size_t total = ((size_t)g->rows + 2 * GUARD_ROWS) * g->n;
+  CUDA_OK(cudaMemset(g->d_d, 0xff, total * 2));
+  int poison = 12345;
+  CUDA_OK(cudaMemcpy(g->d_status, &poison, sizeof poison, cudaMemcpyHostToDevice));
+  w4a16_status st = w4a16_grouped_gemm(a, k, NULL, 0, NULL);
+  if (st != W4A16_STATUS_OK) {
+    fprintf(stderr, "%s: %s %s\n", k->name, w4a16_status_name(st), w4a16_last_error_message());
+    return 0;
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(h_d, g->d_d, total * 2, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(status, g->d_status, sizeof *status, cudaMemcpyDeviceToHost));
+  return 1;
+}
+
+/* rows of valid experts within tolerance, every other row (and the guards) still poisoned */
+static int check_output(const gdata *g, const uint16_t *h_d, const char *what, const char *kname) {
+  const int N = g->n;
+  const double tol = g->dtype == W4A16_DTYPE_F16 ? 2e-3 : 1e-2;
+  for (size_t i = 0; i < (size_t)GUARD_ROWS * N; ++i)
+    if (h_d[i] != POISON || h_d[((size_t)GUARD_ROWS + g->rows) * N + i] != POISON) {
+      fprintf(stderr, "%s %s: a guard row was written\n", kname, what);
+      return 0;
+    }
+  const uint16_t *d = h_d + (size_t)GUARD_ROWS * N;
+  for (int e = 0; e < g->experts; ++e) {
+    const int64_t r0 = g->off[e], cnt = g->off[e + 1] - g->off[e];
+    if (cnt <= 0) continue;
+    double *x = malloc((size_t)cnt * N * sizeof(double));
+    for (size_t i = 0; i < (size_t)cnt * N; ++i) x[i] = test_from_dtype(d[(size_t)r0 * N + i], g->dtype);
+    const double err = test_rel_error(x, g->ref + (size_t)r0 * N, (size_t)cnt * N);
+    free(x);
+    if (!(err < tol)) {
+      fprintf(stderr, "%s %s: expert %d (%lld rows) error %.3g >= %.3g\n", kname, what, e, (long long)cnt, err, tol);
+      return 0;
+    }
+  }
+  for (int r = (int)g->off[g->experts]; r < g->rows; ++r)
+    for (int n = 0; n < N; ++n)
+      if (d[(size_t)r * N + n] != POISON) {
+        fprintf(stderr, "%s %s: row %d past offsets[E] was written\n", kname, what, r);
+        return 0;
+      }
+  return 1;
+}
+
+static const char *filter(void) { return getenv("W4A16_TEST_FILTER"); }
+
+static int have_gpu(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n > 0;
+}
+
+static void test_kernels(void **state) {
+  (void)state;
+  if (!have_gpu() || w4a16_grouped_kernel_count() == 0) {
+    skip();
+    return;
+  }
+  test_rng rng = test_rng_fresh("test_grouped");
+  const gcase cases[] = {
+      {"unequal", 8, kUnequal, 0, 512, 128, 0, 0, 0},
+      {"unequal gather rowscale i64", 8, kUnequal, 5, 512, 128, 1, 1, 1},
+      {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0},
+      {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0},
+      {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1},
+  };
+  const w4a16_quant_mode modes[] = {W4A16_PER_COLUMN_SCALE_ONLY, W4A16_FINEGRAINED_SCALE_ONLY,
+                                    W4A16_FINEGRAINED_SCALE_AND_ZEROS};
+  int ran = 0, failed = 0;
+  for (int di = 0; di < 2; ++di)
+    for (int mi = 0; mi < 3; ++mi)
+      for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        const w4a16_dtype dtype = di ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+        gdata g;
+        gdata_make(&g, &cases[ci], dtype, modes[mi], &rng);
+        w4a16_grouped_gemm_args a = gdata_args(&g, &cases[ci]);
+        const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
+        uint16_t *h_d = malloc(total * 2);
+        for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+          const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+          if (filter() && fnmatch(filter(), k->name, 0) != 0) continue;
+          if (k->dtype != dtype || k->mode != modes[mi]) continue;
+          if (w4a16_grouped_can_implement(k, &a) != W4A16_STATUS_OK) continue;
+          int status = -1;
+          ++ran;
+          if (!run_case(&g, &a, k, h_d, &status) || !check_output(&g, h_d, cases[ci].name, k->name) || status != 0) {
+            if (status != 0) fprintf(stderr, "%s %s: status %d\n", k->name, cases[ci].name, status);
+            ++failed;
+          }
+        }
+        /* the heuristic's choice (kernel NULL) */
+        int status = -1;
+        if (!run_case(&g, &a, NULL, h_d, &status) || !check_output(&g, h_d, cases[ci].name, "selected") || status)
+          ++failed;
+        free(h_d);
+        gdata_free(&g);
+      }
+  fprintf(stderr, "test_grouped: %d kernel runs, %d failed\n", ran, failed);
+  assert_int_equal(failed, 0);
+  assert_true(ran > 0);
+}
+
+/* bad offsets and row indices: the status bits, no write outside D, the valid experts computed */
+static void test_bad_offsets(void **state) {
+  (void)state;
+  if (!have_gpu() || w4a16_grouped_kernel_count() == 0) {
+    skip();
+    return;
+  }
+  test_rng rng = test_rng_fresh("test_grouped bad offsets");
+  static const int counts[] = {10, 6, 8, 4};
+  const gcase c = {"bad", 4, counts, 0, 512, 128, 1, 0, 0};
+  gdata g;
+  gdata_make(&g, &c, W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY, &rng);
+  const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
+  uint16_t *h_d = malloc(total * 2);
+  int failed = 0, ran = 0;
+  /* offsets {0, 10, 16, 24, 28}: variants with a decreasing offset, one past rows, a negative one */
+  const int32_t bad[][5] = {{0, 10, 5, 24, 28}, {0, 10, 16, 24, 40}, {-3, 10, 16, 24, 28}};
+  const int want[] = {W4A16_GROUPED_BAD_ORDER, W4A16_GROUPED_BAD_RANGE, W4A16_GROUPED_BAD_RANGE};
+  for (size_t v = 0; v < 4; ++v)
+    for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+      const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+      if (filter() && fnmatch(filter(), k->name, 0) != 0) continue;
+      if (k->dtype != g.dtype || k->mode != g.mode) continue;
+      w4a16_grouped_gemm_args a = gdata_args(&g, &c);
+      int32_t offs[5] = {0, 10, 16, 24, 28};
+      int32_t bad_idx = g.idx[3];
+      if (v < 3) {
+        memcpy(offs, bad[v], sizeof offs);
+      } else { /* a row index past the token matrix: that row reads zeros */
+        const int32_t big = 1 << 30;
+        CUDA_OK(cudaMemcpy((int32_t *)g.d_idx + 3, &big, 4, cudaMemcpyHostToDevice));
+      }
+      CUDA_OK(cudaMemcpy(g.d_off, offs, sizeof offs, cudaMemcpyHostToDevice));
+      if (w4a16_grouped_can_implement(k, &a) != W4A16_STATUS_OK) continue;
+      int status = -1;
+      ++ran;
+      if (!run_case(&g, &a, k, h_d, &status)) {
+        ++failed;
+        continue;
+      }
+      const int expect_status = v < 3 ? want[v] : W4A16_GROUPED_BAD_ROW_INDEX;
+      if (status != expect_status) {
+        fprintf(stderr, "%s bad variant %zu: status %d, want %d\n", k->name, v, status, expect_status);
+        ++failed;
+      }
+      for (size_t j = 0; j < (size_t)GUARD_ROWS * g.n; ++j)
+        if (h_d[j] != POISON || h_d[((size_t)GUARD_ROWS + g.rows) * g.n + j] != POISON) {
+          fprintf(stderr, "%s bad variant %zu: a guard row was written\n", k->name, v);
+          ++failed;
+          break;
+        }
+      /* rows [ok_lo, ok_hi) of valid experts (per the good offsets' reference), rows [po_lo, po_hi)
+         of skipped experts still poisoned, and (v 3) row 3 of the bad index zeros */
+      const int ok[4][2][2] = {{{0, 5}, {24, 28}}, {{0, 24}, {0, 0}}, {{10, 28}, {0, 0}}, {{0, 3}, {4, 28}}};
+      const int po[4][2] = {{0, 0}, {24, 28}, {0, 10}, {0, 0}};
+      const uint16_t *d = h_d + (size_t)GUARD_ROWS * g.n;
+      for (int q = 0; q < 2; ++q)
+        for (int r = ok[v][q][0]; r < ok[v][q][1]; ++r) {
+          double x[256] = {0};
+          for (int n = 0; n < g.n; ++n) x[n] = test_from_dtype(d[(size_t)r * g.n + n], g.dtype);
+          const double err = test_rel_error(x, g.ref + (size_t)r * g.n, (size_t)g.n);
+          if (!(err < 1e-2)) {
+            fprintf(stderr, "%s bad variant %zu: row %d error %.3g\n", k->name, v, r, err);
+            ++failed;
+            break;
+          }
+        }
+      for (int r = po[v][0]; r < po[v][1]; ++r)
+        for (int n = 0; n < g.n; ++n)
+          if (d[(size_t)r * g.n + n] != POISON) {
+            fprintf(stderr, "%s bad variant %zu: row %d of a skipped expert was written\n", k->name, v, r);
+            ++failed;
+            r = po[v][1];
+            break;
+          }
+      if (v == 3)
+        for (int n = 0; n < g.n; ++n)
+          if (test_from_dtype(d[(size_t)3 * g.n + n], g.dtype) != 0.0) {
+            fprintf(stderr, "%s: the row of a bad index is not zero\n", k->name);
+            ++failed;
+            break;
+          }
+      if (v == 3) CUDA_OK(cudaMemcpy((int32_t *)g.d_idx + 3, &bad_idx, 4, cudaMemcpyHostToDevice));
+    }
+  free(h_d);
+  gdata_free(&g);
+  fprintf(stderr, "test_grouped bad offsets: %d runs, %d failed\n", ran, failed);
+  assert_int_equal(failed, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_args),
+      cmocka_unit_test(test_tables),
+      cmocka_unit_test(test_heuristic),
+      cmocka_unit_test(test_kernels),
+      cmocka_unit_test(test_bad_offsets),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
