@@ -12,23 +12,25 @@ import ctypes
 import threading
 from typing import Dict, Tuple
 
-from ._lib import GEMM_ARGS_STRUCT, PROBLEM, check, lib
+from ._lib import GEMM_ARGS_STRUCT, GROUPED_ARGS_STRUCT, PROBLEM, check, lib
 
-__all__ = ["gemm_raw", "workspace_bytes", "forget_workspace_sizes"]
+__all__ = ["gemm_raw", "grouped_gemm_raw", "workspace_bytes", "forget_workspace_sizes"]
 
 _tls = threading.local()
 _ws_memo: Dict[Tuple[int, ...], int] = {}
 _ws_lock = threading.Lock()
 
 
-def _args_buffer() -> Tuple[ctypes.Array, int]:
-    """This thread's ``w4a16_gemm_args`` buffer and its address."""
-    try:
-        return _tls.buf, _tls.addr
-    except AttributeError:
-        buf = ctypes.create_string_buffer(GEMM_ARGS_STRUCT.size)
-        _tls.buf, _tls.addr = buf, ctypes.addressof(buf)
-        return buf, _tls.addr
+def _args_buffer(name: str = "gemm",
+                 size: int = GEMM_ARGS_STRUCT.size) -> Tuple[ctypes.Array, int]:
+    """This thread's argument buffer `name` (``w4a16_gemm_args``, ``w4a16_grouped_gemm_args``)
+    and its address."""
+    got = getattr(_tls, name, None)
+    if got is None:
+        buf = ctypes.create_string_buffer(size)
+        got = (buf, ctypes.addressof(buf))
+        setattr(_tls, name, got)
+    return got
 
 
 def workspace_bytes(device: int, m: int, n: int, k: int, group_size: int, mode: int,
@@ -76,3 +78,24 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
     if st:
         check(st)
 
+
+
+def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int, a_rows: int,
+                     group_size: int, mode: int, dtype: int, offsets64: bool, a: int, w: int,
+                     scales: int, zeros: int, offsets: int, row_index: int, row_scale: int,
+                     d: int, alpha: float, status: int, stream: int) -> None:
+    """``w4a16_grouped_gemm(args, NULL, NULL, 0, stream)`` on device pointers (0 for NULL).
+
+    The kernel is the library's heuristic choice; no grouped kernel needs a workspace.
+    Asynchronous; the offsets are never read on the host.
+
+    Raises:
+        W4A16Error: the library's status and message (nothing was launched or written).
+    """
+    buf, addr = _args_buffer("grouped", GROUPED_ARGS_STRUCT.size)
+    GROUPED_ARGS_STRUCT.pack_into(buf, 0, GROUPED_ARGS_STRUCT.size, experts, rows, n, k, lda, ldd,
+                                  a_rows, group_size, mode, dtype, 1 if offsets64 else 0, a, w,
+                                  scales, zeros, offsets, row_index, row_scale, d, alpha, status)
+    st = lib().w4a16_grouped_gemm(addr, None, None, 0, stream or None)
+    if st:
+        check(st)

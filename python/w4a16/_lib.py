@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["W4A16Error", "lib", "check", "GEMM_ARGS", "PROBLEM", "STATUS_NAMES"]
+__all__ = ["W4A16Error", "lib", "check", "GEMM_ARGS", "GROUPED_ARGS", "PROBLEM", "STATUS_NAMES"]
 
 #: Status values of include/w4a16/w4a16.h's W4A16_STATUS_TABLE (explicit and stable).
 STATUS_NAMES = {
@@ -79,7 +79,22 @@ class KERNEL_DESC(ctypes.Structure):
                 ("schedule", ctypes.c_int), ("stages", ctypes.c_int), ("split_k", ctypes.c_int),
                 ("threads", ctypes.c_int), ("smem_bytes", ctypes.c_int),
                 ("min_group", ctypes.c_int), ("impl", ctypes.c_void_p),
-                ("n_multiple", ctypes.c_int), ("k_multiple", ctypes.c_int)]
+                ("n_multiple", ctypes.c_int), ("k_multiple", ctypes.c_int),
+                ("grouped", ctypes.c_int)]
+
+
+class GROUPED_ARGS(ctypes.Structure):
+    """``w4a16_grouped_gemm_args``: one grouped (mixture-of-experts) GEMM."""
+
+    _fields_ = [("struct_size", ctypes.c_size_t), ("experts", ctypes.c_int64),
+                ("rows", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("lda", ctypes.c_int64), ("ldd", ctypes.c_int64), ("a_rows", ctypes.c_int64),
+                ("group_size", ctypes.c_int), ("mode", ctypes.c_int), ("dtype", ctypes.c_int),
+                ("offsets_type", ctypes.c_int), ("a", ctypes.c_void_p), ("w", ctypes.c_void_p),
+                ("scales", ctypes.c_void_p), ("zeros", ctypes.c_void_p),
+                ("offsets", ctypes.c_void_p), ("row_index", ctypes.c_void_p),
+                ("row_scale", ctypes.c_void_p), ("d", ctypes.c_void_p), ("alpha", ctypes.c_float),
+                ("status", ctypes.c_void_p)]
 
 
 class CACHE_ENV(ctypes.Structure):
@@ -117,6 +132,10 @@ class PROFILE_RESULT(ctypes.Structure):
 #: them against ctypes' layout of :class:`GEMM_ARGS`.
 GEMM_ARGS_STRUCT = struct.Struct("=5q4i6Qf4x")
 assert GEMM_ARGS_STRUCT.size == ctypes.sizeof(GEMM_ARGS)
+#: ``w4a16_grouped_gemm_args`` packed by :mod:`struct` (struct_size, 7 int64, 4 int, 8 pointers,
+#: alpha, padding, the status pointer); a test checks it against :class:`GROUPED_ARGS`.
+GROUPED_ARGS_STRUCT = struct.Struct("=Q7q4i8Qf4xQ")
+assert GROUPED_ARGS_STRUCT.size == ctypes.sizeof(GROUPED_ARGS)
 
 _c = ctypes
 _VP, _I64, _INT, _SZ = _c.c_void_p, _c.c_int64, _c.c_int, _c.c_size_t
@@ -133,6 +152,11 @@ _PROTOTYPES = {
     "w4a16_can_implement": (_INT, [_c.POINTER(KERNEL_DESC), _c.POINTER(PROBLEM)]),
     "w4a16_workspace_size": (_INT, [_VP, _VP, _INT, _c.POINTER(_SZ)]),
     "w4a16_gemm": (_INT, [_VP, _VP, _VP, _SZ, _VP]),
+    "w4a16_grouped_gemm": (_INT, [_VP, _VP, _VP, _SZ, _VP]),
+    "w4a16_grouped_kernel_count": (_SZ, []),
+    "w4a16_grouped_kernel_get": (_c.POINTER(KERNEL_DESC), [_SZ]),
+    "w4a16_grouped_heuristic_query": (_INT, [_VP, _INT, _INT, _c.POINTER(_c.POINTER(KERNEL_DESC)),
+                                             _c.POINTER(_INT)]),
     "w4a16_quantize": (_INT, [_VP, _INT, _I64, _I64, _INT, _INT, _INT, _VP, _VP, _VP]),
     "w4a16_quantize_ex": (_INT, [_VP, _INT, _I64, _I64, _INT, _INT, _INT,
                                  _c.POINTER(QUANTIZE_OPTIONS), _VP, _VP, _VP]),

@@ -218,3 +218,9 @@ def replace_linears(model: nn.Module, quantized: Optional[Mapping[str, Quantized
         setattr(parent, child, new)
         report.replaced.append(name)
     return report
+
+
+# the mixture-of-experts layer (w4a16.moe), here beside Linear
+from .moe import GroupedQuantizedWeight, MoE  # noqa: E402
+
+__all__ += ["MoE", "GroupedQuantizedWeight"]

@@ -34,6 +34,22 @@ allocated in a captured graph. Graphs holding the op must not be replayed concur
 different streams (they share that buffer). A capture that needs more workspace than reserved
 runs the kernel without splitting K (correct, slower on problems of few output tiles).
 
+``torch.ops.w4a16.grouped_gemm`` (mixture of experts, include/w4a16/w4a16.h "Grouped GEMM")::
+
+    w4a16::grouped_gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros, Tensor offsets,
+                        Tensor? row_index=None, Tensor? row_scale=None, int group_size=128,
+                        float alpha=1.0, Tensor(a!)? status=None) -> Tensor
+
+computes, for each expert e and grouped row r in ``[offsets[e], offsets[e+1])``,
+``out[r] = alpha * row_scale[r] * a[row_index[r]] @ dequant(w[e]).T``: ``a`` ``[T, K]`` (row
+stride a multiple of 8); ``w`` ``[E, N, K/2]`` uint8 (each expert packed as the dense op's
+``w``); ``scales`` / ``zeros`` ``[E, G, N]``; ``offsets`` int32 or int64 ``[E + 1]`` on the
+device (never read by the host: graph-safe); ``row_index`` int32 ``[R]`` or None (then R = T and
+``a`` is in grouped order); ``row_scale`` float32 ``[R]`` or None; ``status`` int32 ``[1]``, or
+None: written by the kernel (0, or the W4A16_GROUPED_BAD_* bits of bad offsets or row indices,
+whose experts or rows are skipped). Returns ``[R, N]``; rows of no expert are left unwritten.
+No workspace.
+
 Errors: ``TypeError`` / ``ValueError`` name the argument and value (wrong dtype, device, shape,
 stride); :class:`w4a16.W4A16Error` carries the library's status and message (e.g. a misaligned
 pointer, or ``NO_KERNEL`` for a shape no kernel of the build runs). Nothing is written on a
@@ -49,7 +65,7 @@ from torch import Tensor
 
 from . import _dtypes, _gemm
 
-__all__ = ["gemm", "reserve_workspace"]
+__all__ = ["gemm", "grouped_gemm", "reserve_workspace"]
 
 _C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
 _SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None, "
@@ -229,6 +245,113 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
                    ws_bytes, _raw_stream(index))
 
 
+def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
+                   offsets: Tensor, row_index: Optional[Tensor], row_scale: Optional[Tensor],
+                   group_size: int, status: Optional[Tensor]) -> Tuple[int, ...]:
+    """Shape and dtype checks of the grouped op: (E, rows, N, K, group, mode)."""
+    fn = "w4a16.grouped_gemm"
+    adt = a.dtype
+    if adt not in _C_DTYPE:
+        raise TypeError(f"{fn}: a has dtype {adt}; it must be float16 or bfloat16")
+    if a.dim() != 2:
+        raise ValueError(f"{fn}: a has shape {tuple(a.shape)}; it must be [T, K]")
+    k = a.shape[1]
+    if w.dtype != torch.uint8 or w.dim() != 3 or w.shape[2] * 2 != k:
+        raise ValueError(f"{fn}: w has shape {tuple(w.shape)} and dtype {w.dtype}; it must be "
+                         f"uint8 [E, N, K/2] = [E, N, {k // 2}]")
+    e, n = w.shape[0], w.shape[1]
+    if scales.dtype != adt:
+        raise TypeError(f"{fn}: scales have dtype {scales.dtype}; they must be a's dtype {adt}")
+    ss = scales.shape
+    if scales.dim() != 3 or ss[0] != e or ss[2] != n or ss[1] < 1 or k % ss[1]:
+        raise ValueError(f"{fn}: scales have shape {tuple(ss)}; they must be [E, G, N] = "
+                         f"[{e}, G, {n}] with G dividing K = {k}")
+    groups = ss[1]
+    if groups == 1:
+        if group_size not in (-1, 0, k):
+            raise ValueError(f"{fn}: scales have one row per expert (one scale per column) but "
+                             f"group_size = {group_size}; pass -1 (or K = {k})")
+        group = k
+    else:
+        group = k // groups
+        if group_size != group:
+            raise ValueError(f"{fn}: group_size = {group_size} but scales {tuple(ss)} over "
+                             f"K = {k} give groups of {group}")
+    if zeros is not None:
+        if zeros.dtype != adt or zeros.shape != ss:
+            raise ValueError(f"{fn}: zeros have shape {tuple(zeros.shape)} and dtype "
+                             f"{zeros.dtype}; they must match scales {tuple(ss)}, {adt}")
+        mode = _dtypes.FINEGRAINED_SCALE_AND_ZEROS
+    else:
+        mode = (_dtypes.PER_COLUMN_SCALE_ONLY if groups == 1
+                else _dtypes.FINEGRAINED_SCALE_ONLY)
+    if offsets.dtype not in (torch.int32, torch.int64) or offsets.dim() != 1 or \
+            offsets.shape[0] != e + 1:
+        raise ValueError(f"{fn}: offsets have shape {tuple(offsets.shape)} and dtype "
+                         f"{offsets.dtype}; they must be int32 or int64 [E + 1] = [{e + 1}]")
+    if row_index is not None:
+        if row_index.dtype != torch.int32 or row_index.dim() != 1:
+            raise ValueError(f"{fn}: row_index has shape {tuple(row_index.shape)} and dtype "
+                             f"{row_index.dtype}; it must be int32 [R]")
+        rows = row_index.shape[0]
+    else:
+        rows = a.shape[0]
+    if row_scale is not None and (row_scale.dtype != torch.float32 or
+                                  tuple(row_scale.shape) != (rows,)):
+        raise ValueError(f"{fn}: row_scale has shape {tuple(row_scale.shape)} and dtype "
+                         f"{row_scale.dtype}; it must be float32 [R] = [{rows}]")
+    if status is not None and (status.dtype != torch.int32 or status.numel() < 1):
+        raise ValueError(f"{fn}: status has dtype {status.dtype} and {status.numel()} elements; "
+                         "it must be int32 with one element at least")
+    return e, rows, n, k, group, mode
+
+
+def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
+                  offsets: Tensor, row_index: Optional[Tensor] = None,
+                  row_scale: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+                  status: Optional[Tensor] = None) -> Tensor:
+    e, rows, n, k, group, mode = _grouped_check(a, w, scales, zeros, offsets, row_index,
+                                                row_scale, group_size, status)
+    out = torch.empty((rows, n), dtype=a.dtype, device=a.device)
+    index = a.get_device()
+    for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("offsets", offsets),
+                    ("row_index", row_index), ("row_scale", row_scale), ("status", status)):
+        if t is not None and t.get_device() != index:
+            raise ValueError(f"w4a16.grouped_gemm: {name} is on {t.device} but a is on {a.device}")
+        if t is not None and name != "status" and not t.is_contiguous():
+            raise ValueError(f"w4a16.grouped_gemm: {name} (shape {tuple(t.shape)}, strides "
+                             f"{tuple(t.stride())}) must be contiguous")
+    if rows == 0:
+        return out
+    a2, lda = _rows_view(a, k, "a")
+    c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else group
+    args = (e, rows, n, k, lda, n, a.shape[0], c_group, mode, _C_DTYPE[a.dtype],
+            offsets.dtype == torch.int64, a2.data_ptr(), w.data_ptr(), scales.data_ptr(),
+            0 if zeros is None else zeros.data_ptr(), offsets.data_ptr(),
+            0 if row_index is None else row_index.data_ptr(),
+            0 if row_scale is None else row_scale.data_ptr(), out.data_ptr(), float(alpha),
+            0 if status is None else status.data_ptr())
+    if index != _current_device():
+        with torch.cuda.device(index):
+            _gemm.grouped_gemm_raw(*args, _raw_stream(index))
+    else:
+        _gemm.grouped_gemm_raw(*args, _raw_stream(index))
+    return out
+
+
+def _grouped_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
+                  offsets: Tensor, row_index: Optional[Tensor] = None,
+                  row_scale: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+                  status: Optional[Tensor] = None) -> Tensor:
+    _, rows, n, _, _, _ = _grouped_check(a, w, scales, zeros, offsets, row_index, row_scale,
+                                         group_size, status)
+    return a.new_empty((rows, n))
+
+
+def _grouped_not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
+    raise ValueError(f"w4a16.grouped_gemm: a is on {a.device}; the op runs on CUDA devices")
+
+
 # --- registration -------------------------------------------------------------------------------
 
 _lib = torch.library.Library("w4a16", "DEF")
@@ -271,6 +394,12 @@ def _gemm_out_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor]
     _check(a, w, scales, zeros, bias, group_size)
 
 
+_lib.define("grouped_gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros, Tensor offsets, "
+            "Tensor? row_index=None, Tensor? row_scale=None, int group_size=128, "
+            "float alpha=1.0, Tensor(a!)? status=None) -> Tensor")
+_lib.impl("grouped_gemm", _grouped_cuda, "CUDA")
+_lib.impl("grouped_gemm", _grouped_not_cuda, "CPU")
+torch.library.register_fake("w4a16::grouped_gemm", _grouped_fake, lib=_lib)
 _lib.impl("gemm", _gemm_cuda, "CUDA")
 _lib.impl("gemm.out", _gemm_out_cuda, "CUDA")
 _lib.impl("gemm", _not_cuda, "CPU")
@@ -287,3 +416,12 @@ def gemm(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
         return torch.ops.w4a16.gemm(a, w, scales, zeros, bias, group_size, alpha)
     torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, out=out)
     return out
+
+
+def grouped_gemm(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], offsets: Tensor,
+                 row_index: Optional[Tensor] = None, row_scale: Optional[Tensor] = None,
+                 group_size: int = 128, alpha: float = 1.0,
+                 status: Optional[Tensor] = None) -> Tensor:
+    """``torch.ops.w4a16.grouped_gemm``; see the module's docstring."""
+    return torch.ops.w4a16.grouped_gemm(a, w, scales, zeros, offsets, row_index, row_scale,
+                                        group_size, alpha, status)
