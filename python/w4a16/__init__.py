@@ -43,6 +43,7 @@ def _register_torch() -> bool:
     except ImportError:
         return False
     from . import ops  # noqa: F401  (registers the op on import)
+    from . import _act_order  # noqa: F401  (registers torch.ops.w4a16.gather_k)
     return True
 
 

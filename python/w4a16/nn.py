@@ -27,8 +27,11 @@ class Linear(nn.Module):
 
     Buffers: ``qweight`` ``[N, K/2]`` uint8 (packed), ``scales`` ``[G, N]``, ``zeros`` ``[G, N]``
     or None, ``bias`` ``[N]`` or None, all in the activation dtype but qweight, and ``perm``
-    (int64 ``[K]``, act-order) or None: where given, ``forward`` gathers ``x[..., perm]`` (one
-    ``index_select``, graph-safe) before the GEMM.
+    (int64 ``[K]``, act-order) or None: where given, ``forward`` gathers ``x[..., perm]`` before
+    the GEMM, by ``torch.ops.w4a16.gather_k`` (``gather = "op"``, the default: the GEMM after it
+    starts streaming its weights while it runs) or by ``index_select`` (``gather =
+    "index_select"``: better where ``torch.compile`` fuses it into the kernel producing ``x``);
+    both graph-safe. bench/decode_bench.py measures the two (docs/PERFORMANCE.md).
 
     ``forward`` takes ``x`` ``[..., K]`` in the activation dtype on the buffers' device and returns
     ``[..., N]``; see :mod:`w4a16.ops` for the layout rules.
@@ -53,6 +56,8 @@ class Linear(nn.Module):
                              if zero_point else None)
         self.register_buffer("bias", torch.zeros(n, dtype=dt, device=device) if bias else None)
         self.register_buffer("perm", None)
+        self.register_buffer("perm_i32", None, persistent=False)
+        self.gather = "op"
 
     @classmethod
     def from_quantized(cls, qweight: QuantizedWeight, bias: Optional[Tensor] = None) -> "Linear":
@@ -73,6 +78,10 @@ class Linear(nn.Module):
         mod.register_buffer("perm", None if qw.perm is None else
                             torch.as_tensor(qw.perm, dtype=torch.int64,
                                             device=qw.qweight.device))
+        # the gather op's index type (K < 2^31); not saved: state_dict keeps perm
+        mod.register_buffer("perm_i32", None if mod.perm is None else
+                            mod.perm.to(torch.int32), persistent=False)
+        mod.gather = "op"
         return mod
 
     @classmethod
@@ -102,7 +111,13 @@ class Linear(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if self.perm is not None:
-            x = x.index_select(-1, self.perm)
+            if self.gather == "op":
+                x = torch.ops.w4a16.gather_k(x, self.perm_i32)
+            elif self.gather == "index_select":
+                x = x.index_select(-1, self.perm)
+            else:
+                raise ValueError(f"w4a16.nn.Linear: gather = {self.gather!r}; it must be 'op' "
+                                 "or 'index_select'")
         g = -1 if self.scales.shape[0] == 1 else self.group_size
         return torch.ops.w4a16.gemm(x, self.qweight, self.scales, self.zeros, self.bias, g, 1.0)
 

@@ -1,0 +1,124 @@
+"""``torch.ops.w4a16.gather_k``: the act-order activation gather as a PyTorch operator.
+
+Schema::
+
+    w4a16::gather_k(Tensor a, Tensor perm) -> Tensor
+
+returns ``a.index_select(-1, perm)``: ``out[..., k] = a[..., perm[k]]`` (the library's
+``w4a16_gather_k``). An act-order checkpoint's weight is stored with its K columns sorted by
+group (``perm = argsort(g_idx)``, :class:`w4a16.QuantizedWeight.perm`), so its GEMM takes the
+activations' columns in that order; :class:`w4a16.nn.Linear` calls this op before
+``torch.ops.w4a16.gemm``.
+
+- ``a``: ``[..., K]`` float16 or bfloat16 on a CUDA device, one strided ``[M, K]`` view (last
+  dim contiguous; no copy is made); K a multiple of 8.
+- ``perm``: int32 ``[K]`` on ``a``'s device, contiguous, a permutation of ``0..K-1`` (an index
+  outside ``[0, K)`` gives a NaN in its column; nothing outside ``a`` is read).
+- returns a new contiguous ``[..., K]`` tensor in ``a``'s dtype.
+
+Why an op rather than ``index_select``: the library's gather lets the next kernel on the stream
+start at once (programmatic dependent launch on sm_90), so the GEMM after it streams its weights
+while the gather runs; a gather that ``torch.compile`` generates cannot. Where ``index_select``
+fuses into the kernel that produces ``a`` (a norm or an activation under ``torch.compile``), that
+is as good: ``w4a16.nn.Linear(gather="index_select")`` keeps it (bench/decode_bench.py measures
+both).
+
+Errors: ``TypeError`` / ``ValueError`` name the argument and value; :class:`w4a16.W4A16Error` the
+library's status. Every call reads the current CUDA stream and never synchronises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+from torch import Tensor
+
+from . import _lib
+from .ops import _current_device, _raw_stream
+
+__all__ = ["gather_k"]
+
+_C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
+_fn = None
+
+
+def _gather_fn() -> ctypes._CFuncPtr:
+    """The library's w4a16_gather_k with its prototype (bound once)."""
+    global _fn
+    if _fn is None:
+        fn = _lib.lib().w4a16_gather_k
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                       ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
+                       ctypes.c_void_p]
+        _fn = fn
+    return _fn
+
+
+def _check(a: Tensor, perm: Tensor) -> int:
+    """Dtype, shape and layout checks on (possibly fake) tensors; returns K."""
+    if a.dtype not in _C_DTYPE:
+        raise TypeError(f"w4a16.gather_k: a has dtype {a.dtype}; it must be float16 or bfloat16")
+    if a.dim() < 1:
+        raise ValueError("w4a16.gather_k: a must have at least one dimension [..., K]")
+    k = a.shape[-1]
+    if k % 8:
+        raise ValueError(f"w4a16.gather_k: a has K = {k}; it must be a multiple of 8")
+    if perm.dtype != torch.int32:
+        raise TypeError(f"w4a16.gather_k: perm has dtype {perm.dtype}; it must be int32")
+    if perm.shape != (k,):
+        raise ValueError(f"w4a16.gather_k: perm has shape {tuple(perm.shape)}; it must be "
+                         f"[K] = [{k}]")
+    return k
+
+
+def _gather_cuda(a: Tensor, perm: Tensor) -> Tensor:
+    k = _check(a, perm)
+    if perm.device != a.device:
+        raise ValueError(f"w4a16.gather_k: perm is on {perm.device} but a is on {a.device}")
+    if not perm.is_contiguous():
+        raise ValueError("w4a16.gather_k: perm must be contiguous")
+    out = torch.empty(a.shape, dtype=a.dtype, device=a.device)
+    m = out.numel() // k
+    if m == 0:
+        return out
+    if a.stride(-1) != 1:
+        raise ValueError(f"w4a16.gather_k: a has strides {tuple(a.stride())}; its last "
+                         "dimension must be contiguous (stride 1)")
+    try:
+        a2 = a.view(-1, k)
+    except RuntimeError:
+        raise ValueError(f"w4a16.gather_k: a of shape {tuple(a.shape)} and strides "
+                         f"{tuple(a.stride())} is not one strided [M, K] view; make it "
+                         "contiguous") from None
+    lda = a2.stride(0) if m > 1 else k
+    index = a.get_device()
+    args = (a2.data_ptr(), lda, perm.data_ptr(), m, k, _C_DTYPE[a.dtype], out.data_ptr(), k)
+    if index != _current_device():
+        with torch.cuda.device(index):
+            _lib.check(_gather_fn()(*args, _raw_stream(index)))
+    else:
+        _lib.check(_gather_fn()(*args, _raw_stream(index)))
+    return out
+
+
+def _not_cuda(a: Tensor, perm: Tensor) -> Tensor:
+    raise ValueError(f"w4a16.gather_k: a is on {a.device}; the op runs on CUDA devices")
+
+
+def _gather_fake(a: Tensor, perm: Tensor) -> Tensor:
+    _check(a, perm)
+    return a.new_empty(a.shape)
+
+
+_torch_lib = torch.library.Library("w4a16", "FRAGMENT")
+_torch_lib.define("gather_k(Tensor a, Tensor perm) -> Tensor")
+_torch_lib.impl("gather_k", _gather_cuda, "CUDA")
+_torch_lib.impl("gather_k", _not_cuda, "CPU")
+torch.library.register_fake("w4a16::gather_k", _gather_fake, lib=_torch_lib)
+
+
+def gather_k(a: Tensor, perm: Tensor) -> Tensor:
+    """``torch.ops.w4a16.gather_k(a, perm)``: ``a.index_select(-1, perm)``; see the module."""
+    return torch.ops.w4a16.gather_k(a, perm)
