@@ -15,10 +15,17 @@ arguments, so one compiled graph serves all 32 layers; automatic dynamic shapes 
 own graph and the larger batches one with a symbolic batch). Context 512: the static KV cache holds
 512 random positions and each step attends over them plus itself. Reported: tokens/s at batch 1, 8
 and 32; the step split into its linears (the same calls, the LM head's included, alone in a graph)
-and the rest; for w4a16 at batch 1 also the step with an act-order gather (``index_select`` of the
-activations before each linear, as ``w4a16.nn.Linear`` does for act-order checkpoints).
+and the rest. At batch 1 also: for w4a16, the step of an act-order checkpoint, with a gather
+(``index_select`` of the activations, as ``w4a16.nn.Linear`` does) before each of the four linears
+of a layer ("all"), and with the down projection's permutation folded into gate/up's rows
+(``w4a16.parallel.fold_act_order``: gathers before qkv, o and gate/up only, "folded"), the same
+through ``torch.ops.w4a16.gather_k`` ("op", ``w4a16.nn.Linear``'s default) and with the op before o
+only ("mixed"); for w4a16 and
+int4, the step with the LM head quantized like the layers (what torchao's ``quantize_`` does by
+default; GPTQ and AWQ checkpoints usually keep it in bf16). ``--profile`` lists the kernels of one
+compiled layer per variant (eager, outside the graph) to show what the gathers fused into.
 
-Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--json FILE]``
+Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--profile] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -55,9 +62,11 @@ def make_weight(kind: str, n: int, k: int, dev: torch.device) -> Dict[str, torch
 
 
 def linear(kind: str, x: torch.Tensor, t: Dict[str, torch.Tensor],
-           perm: Optional[torch.Tensor] = None) -> torch.Tensor:
-    if perm is not None:
+           perm: Optional[torch.Tensor] = None, gather: Optional[str] = None) -> torch.Tensor:
+    if gather == "is":
         x = x.index_select(-1, perm)
+    elif gather == "op":
+        x = torch.ops.w4a16.gather_k(x, perm)
     if kind == "bf16":
         return F.linear(x, t["w"])
     if kind == "w4a16":
@@ -75,11 +84,21 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
-def make_layer_fn(kind: str, act_order: bool, compile: bool = True) -> Callable:
+# How each linear of a layer (qkv, o, gate_up, down) gathers its input in each act-order variant:
+# None (no gather), "is" (index_select, which torch.compile may fuse into the kernel producing the
+# input) or "op" (torch.ops.w4a16.gather_k). "folded": down's permutation folded into gate/up's rows.
+ACT_ORDER = {"none": (None, None, None, None), "all": ("is", "is", "is", "is"),
+             "folded": ("is", "is", "is", None), "op": ("op", "op", "op", None),
+             "mixed": ("is", "op", "is", None)}
+
+
+def make_layer_fn(kind: str, act_order: str, compile: bool = True) -> Callable:
+    gathers = ACT_ORDER[act_order]
+
     def layer(h, ln1, ln2, qkv, o, gate_up, down, kc, vc, pos, cos, sin, mask, perms):
         b = h.shape[0]
         x = rms_norm(h, ln1)
-        y = linear(kind, x, qkv, perms[0] if act_order else None)
+        y = linear(kind, x, qkv, perms[0], gathers[0])
         q = y[:, :HIDDEN].view(b, HEADS, 1, HEAD_DIM)
         k = y[:, HIDDEN:HIDDEN + KV_HEADS * HEAD_DIM].view(b, KV_HEADS, 1, HEAD_DIM)
         v = y[:, HIDDEN + KV_HEADS * HEAD_DIM:].view(b, KV_HEADS, 1, HEAD_DIM)
@@ -87,11 +106,11 @@ def make_layer_fn(kind: str, act_order: bool, compile: bool = True) -> Callable:
         kc.index_copy_(2, pos, k)
         vc.index_copy_(2, pos, v)
         att = F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask, enable_gqa=True)
-        h = h + linear(kind, att.reshape(b, HIDDEN), o, perms[1] if act_order else None)
+        h = h + linear(kind, att.reshape(b, HIDDEN), o, perms[1], gathers[1])
         x = rms_norm(h, ln2)
-        gu = linear(kind, x, gate_up, perms[2] if act_order else None)
+        gu = linear(kind, x, gate_up, perms[2], gathers[2])
         a = F.silu(gu[:, :INTER]) * gu[:, INTER:]
-        return h + linear(kind, a, down, perms[3] if act_order else None)
+        return h + linear(kind, a, down, perms[3], gathers[3])
     if not compile:
         return layer
     return torch.compile(layer, fullgraph=True)  # batch 1 static; other batches one dynamic graph
@@ -105,11 +124,18 @@ class Model:
         self.kind, self.layers, self.compile = kind, layers, compile
         self.w = [{name: make_weight(kind, n, k, dev) for name, (n, k) in LINEARS.items()}
                   for _ in range(layers)]
+        self.head = None if kind == "bf16" else make_weight(kind, VOCAB, HIDDEN, dev)
         self.shared = shared
-        self.fns: Dict[bool, Callable] = {}
+        self.fns: Dict[str, Callable] = {}
 
-    def step(self, tokens: torch.Tensor, pos: torch.Tensor, act_order: bool = False,
-             linears_only: bool = False) -> torch.Tensor:
+    def lm_head(self, x: torch.Tensor, quantized: bool) -> torch.Tensor:
+        """The LM head: bf16, or quantized like the layers' linears."""
+        if quantized:
+            return linear(self.kind, x, self.head)
+        return F.linear(x, self.shared["lm_head"])
+
+    def step(self, tokens: torch.Tensor, pos: torch.Tensor, act_order: str = "none",
+             linears_only: bool = False, quantized_head: bool = False) -> torch.Tensor:
         sh = self.shared
         fn = self.fns.get(act_order)
         if fn is None:
@@ -130,9 +156,30 @@ class Model:
             h = fn(h, sh["ln"], sh["ln"], w["qkv"], w["o"], w["gate_up"], w["down"],
                    sh["kc"][i][:b], sh["vc"][i][:b], pos, cos, sin, mask, sh["perms"])
         if linears_only:
-            return F.linear(h, sh["lm_head"])
-        logits = F.linear(rms_norm(h, sh["ln"]), sh["lm_head"])
+            return self.lm_head(h, quantized_head)
+        logits = self.lm_head(rms_norm(h, sh["ln"]), quantized_head)
         return logits.argmax(-1)
+
+    def layer_kernels(self, act_order: str) -> List[str]:
+        """The CUDA kernels one compiled layer launches at batch 1 (eager, outside a graph)."""
+        sh, w = self.shared, self.w[0]
+        fn = self.fns.get(act_order)
+        if fn is None:
+            fn = self.fns[act_order] = make_layer_fn(self.kind, act_order, self.compile)
+        dev = sh["emb"].device
+        h = sh["emb"][torch.zeros(1, dtype=torch.int64, device=dev)]
+        pos = torch.tensor([CTX], device=dev)
+        cos, sin = sh["cos"][pos].view(1, 1, 1, -1), sh["sin"][pos].view(1, 1, 1, -1)
+        mask = sh["mask_table"][pos].view(1, 1, 1, -1)
+        args = (h, sh["ln"], sh["ln"], w["qkv"], w["o"], w["gate_up"], w["down"],
+                sh["kc"][0][:1], sh["vc"][0][:1], pos, cos, sin, mask, sh["perms"])
+        for _ in range(2):
+            fn(*args)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn(*args)
+            torch.cuda.synchronize()
+        return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 def main() -> None:
@@ -142,6 +189,8 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--eager-layers", action="store_true",
                     help="run the layers without torch.compile (still in one CUDA graph)")
+    ap.add_argument("--profile", action="store_true",
+                    help="list the kernels of one compiled layer per w4a16 act-order variant")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     dev = torch.device("cuda")
@@ -161,7 +210,7 @@ def main() -> None:
                for _ in range(args.layers)],
         "vc": [(torch.randn(bmax, KV_HEADS, CTX + 64, HEAD_DIM, device=dev) * 0.5).to(DT)
                for _ in range(args.layers)],
-        "perms": [torch.randperm(k, device=dev) for (_, k) in LINEARS.values()],
+        "perms": [torch.randperm(k, device=dev).to(torch.int32) for (_, k) in LINEARS.values()],
         "inter_in": torch.randn(bmax, INTER, device=dev).to(DT),
     }
     pos = torch.tensor([CTX], device=dev)
@@ -179,7 +228,18 @@ def main() -> None:
             row = {"variant": kind, "batch": b, "step_us": step_us, "tokens_per_s":
                    b * 1e6 / step_us, "linears_us": lin_us}
             if kind == "w4a16" and b == 1:
-                row["step_act_order_us"] = graph_us(lambda: model.step(tokens, pos, True))
+                row["step_act_order_us"] = graph_us(lambda: model.step(tokens, pos, "all"))
+                for v in ("folded", "op", "mixed"):
+                    row[f"step_act_order_{v}_us"] = graph_us(lambda: model.step(tokens, pos, v))
+                if args.profile:
+                    for v in ACT_ORDER:
+                        names = model.layer_kernels(v)
+                        print(f"# w4a16 layer kernels, act-order {v}: {len(names)}", flush=True)
+                        for n in names:
+                            print(f"#   {n[:110]}", flush=True)
+            if kind != "bf16" and b == 1:
+                row["step_quantized_head_us"] = graph_us(
+                    lambda: model.step(tokens, pos, quantized_head=True))
             results.append(row)
             print(row, flush=True)
         model = None  # free its weights before the next variant
@@ -196,9 +256,16 @@ def main() -> None:
                   f"{base['step_us'] / r['step_us']:.2f}x |")
     w1 = next(r for r in results if r["variant"] == "w4a16" and r["batch"] == 1)
     i1 = next(r for r in results if r["variant"] == "int4" and r["batch"] == 1)
+    b1 = next(r for r in results if r["variant"] == "bf16" and r["batch"] == 1)
     print(f"\nbatch 1: w4a16 / int4 tokens/s {w1['tokens_per_s'] / i1['tokens_per_s']:.2f}x; "
-          f"act-order gathers cost {100 * (w1['step_act_order_us'] / w1['step_us'] - 1):.1f} %"
-          " of the step")
+          f"act-order gathers cost {100 * (w1['step_act_order_us'] / w1['step_us'] - 1):.1f} % "
+          f"of the step (index_select before all four linears); down folded into gate/up: "
+          + ", ".join(f"{100 * (w1[f'step_act_order_{v}_us'] / w1['step_us'] - 1):.1f} % ({v})"
+                      for v in ("folded", "op", "mixed")))
+    print(f"batch 1, LM head quantized too: w4a16 {w1['step_quantized_head_us']:.0f} us "
+          f"({b1['step_us'] / w1['step_quantized_head_us']:.2f}x bf16), int4 "
+          f"{i1['step_quantized_head_us']:.0f} us ({b1['step_us'] / i1['step_quantized_head_us']:.2f}x "
+          f"bf16); w4a16 / int4 {i1['step_quantized_head_us'] / w1['step_quantized_head_us']:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
