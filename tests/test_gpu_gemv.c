@@ -9,7 +9,7 @@
  *                         same bits as a direct launch (no allocation, no synchronization on the
  *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
- *                         one CTA row of N (tile_n)
+ *                         one CTA row of N (tile_n); zero points in groups of 128 and per column
  *   TMA launch plan       every TMA GEMV kernel on fewer units than SMs whose weights go out before
  *                         the wait: the whole shared-memory carveout, the grid padded to a whole
  *                         number of CTAs per SM, and the result against the reference
@@ -285,10 +285,12 @@ static void test_long_k(void **state) {
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected(k)) continue;
-    const int ms[2] = {1, k->tile_m};
-    for (int mi = 0; mi < 2; ++mi) {
+    /* M = 1 and tile_m; zero points also per column (group = K) at both */
+    const int ms[4] = {1, k->tile_m, 1, k->tile_m};
+    for (int mi = 0; mi < (k->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 4 : 2); ++mi) {
       w4a16_problem p = test_problem(ms[mi], k->tile_n, 14336,
-                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128, k->mode, k->dtype);
+                                     k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : mi >= 2 ? 14336 : 128, k->mode,
+                                     k->dtype);
       if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
       size_t ws_bytes = 0;
       assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);

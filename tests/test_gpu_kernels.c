@@ -1,7 +1,8 @@
 /* test_gpu_kernels.c - every registered instantiation against the float64 CPU reference.
  *
  * Cases: both dtypes x every mode and group size (32, 64, 128, 256, per-column) x M in
- * {1..17, 64, 127, 256, 1000}, fresh random data each run (never zeros; scales of either sign),
+ * {1..17, 64, 127, 256, 1000} (and per-column zero points at the GEMV sizes, M = 1, 5, 8, 16 with
+ * K = 6144), fresh random data each run (never zeros; scales of either sign),
  * padded lda / ldd, bias on and off, random alpha. D is poisoned (NaN bits) before every launch and
  * the workspace filled with garbage; every element of D must be written and nothing past column N
  * of a row, or past the last row, may change. Tolerance: ||D - ref|| / ||ref|| < 2e-3 fp16,
@@ -289,6 +290,22 @@ static int group_setup(void **state) {
                 w4a16_quant_mode_name(c.p.mode), c.p.group_size, m);
         run_case(&r, &c, &ws, &ws_bytes);
       }
+  /* per-column zero points at decode sizes (one scale and zero row through the GEMV kernels' consumers):
+     M = 1 (the TMA GEMV's one-token form), 5, 8 (one n8 token block) and 16 (two), K = 6144 (a multiple
+     of every GEMV tile_k, not a power of two), N = 512 */
+  const int pcz_ms[] = {1, 5, 8, 16};
+  for (int dt = 0; dt < 2; ++dt)
+    for (int mi = 0; mi < (quick ? 1 : 4); ++mi, ++index) {
+      const int m = pcz_ms[mi], n = 512, k = 6144;
+      gpu_case c;
+      c.p = test_problem(m, n, k, k, W4A16_FINEGRAINED_SCALE_AND_ZEROS, (w4a16_dtype)dt);
+      c.p.lda = k + 8 * (index % 2);
+      c.p.ldd = n + 8;
+      c.p.has_bias = index % 2 == 0;
+      c.alpha = (float)test_rng_uniform(&r, 0.5, 1.5);
+      fprintf(stderr, "\rper-column zero-point case %d: %s M=%d      ", index, w4a16_dtype_name(c.p.dtype), m);
+      run_case(&r, &c, &ws, &ws_bytes);
+    }
   fprintf(stderr, "\n");
   if (ws) cudaFree(ws);
   return 0;
