@@ -315,7 +315,12 @@ struct Epilogue {
     const int rows = p.m - u.m0 < C::TM ? p.m - u.m0 : C::TM;
     constexpr int kChunks = C::TN / 8;
     char *dst = (char *)p.d;
-    for (int idx = cs.ltid; idx < rows * kChunks; idx += cs.nthr) {
+    int idx0 = cs.ltid;
+    // the zero-point tiles of four consumer warpgroups (104 registers): computed here, so that the
+    // first row index is not hoisted and kept live through the mainloop (it spilled and the
+    // mainloop's schedule changed: 256x32x128 4 % slower at M = 32, H100)
+    if constexpr (C::kZeros && C::NC == 4) asm volatile("" : "+r"(idx0));
+    for (int idx = idx0; idx < rows * kChunks; idx += cs.nthr) {
       const int ml = idx / kChunks;
       const int ch = idx - ml * kChunks;
       if (u.n0 + ch * 8 >= p.n) continue;  // columns beyond N (tail)
