@@ -11,8 +11,11 @@
 
 #define GROUPED_MAX_EXPERTS 65535 /* the decode form's grid.y */
 #define GROUPED_MAX_DEVICES 64
-/* the decode form while the rows average at most this many a used expert (one 16-row pass) */
-#define GROUPED_DECODE_ROWS 16
+/* the decode form while the rows average at most this many a used expert (one pass of 8 or 16
+   rows for most experts); above, the tensor-core form reads each expert's weights once per token
+   tile (H100, bench/moe_bench.py: Mixtral at T = 64, 16 rows an expert, 1.6x slower in the decode
+   form than the dense loop) */
+#define GROUPED_DECODE_ROWS 8
 
 size_t w4a16_grouped_kernel_count(void) {
   size_t n;
@@ -136,9 +139,10 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   const int decode = per_expert <= GROUPED_DECODE_ROWS;
   if (kd->family == W4A16_FAMILY_GEMV) {
     if (!decode) return 1e9 + kd->tile_n;
-    /* the largest column block that still gives two CTAs an SM; else the smallest */
+    /* the largest column block that still gives about two CTAs an SM (1.9: 256 CTAs on 132 SMs
+       run as well as more, smaller ones; H100, bench/moe_bench.py --sweep); else the smallest */
     const double ctas = (double)used * (double)(a->n / kd->tile_n);
-    if (ctas >= 2.0 * sm_count) return 1000.0 - kd->tile_n;
+    if (ctas >= 1.9 * sm_count) return 1000.0 - kd->tile_n;
     return 2000.0 + kd->tile_n;
   }
   /* tensor-core: the token tile nearest the rows an expert (padding against reuse), then the

@@ -451,7 +451,7 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
 /**
  * Ranked grouped kernels for args on the current device (sm_count 0) or on a device of sm_count
  * multiprocessors: at most `requested`, best first, in out[0 .. *returned). The rule: the
- * streaming decode form (family GEMV) while the rows average at most 16 a used expert (rows /
+ * streaming decode form (family GEMV) while the rows average at most 8 a used expert (rows /
  * min(E, rows)), its tile by the CTAs it gives; the tensor-core form (family SM80) above that, its
  * token tile by the rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
  * the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args; *returned 0).

@@ -5,9 +5,13 @@
 // expert e owns ceil(count_e / tile_m) tiles (count_e = offsets[e+1] - offsets[e]; an expert
 // whose offsets are not 0 <= offsets[e] <= offsets[e+1] <= rows owns none), numbered expert by
 // expert, and slot s is tile s of that numbering (slots past the last tile return at once). One
-// warp reads the E + 1 offsets in chunks of 32 experts with a warp-wide prefix sum (E = 128: four
-// steps of coalesced reads that stay in L2), so an expert without rows costs no CTA and no
+// warp reads the E + 1 offsets (up to 256 experts in one round trip to memory) and scans them in
+// chunks of 32 experts with a warp-wide prefix sum, so an expert without rows costs no CTA and no
 // weight traffic.
+//
+// Programmatic dependent launch (sm_90 images): the kernels wait (griddepcontrol.wait) before
+// reading anything, the offsets included (the kernel before may have written them), and let their
+// dependent launch once their main loop is done; so only the launch latency overlaps.
 //
 // Status word: the CTA of slot 0 and column block 0 also checks every offset and (with a row
 // index and a status pointer) every row index of the valid experts, and writes the OR of the
@@ -16,8 +20,15 @@
 #ifndef W4A16_GROUPED_GROUPED_COMMON_CUH
 #define W4A16_GROUPED_GROUPED_COMMON_CUH
 
+#include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <stdlib.h>
+
+#include <atomic>
+
+#include "common/func_attr.cuh"
+#include "common/pdl.cuh"
 #include "kernel_abi.h"
 #include "w4a16/w4a16.h"
 
@@ -46,43 +57,53 @@ static __device__ __forceinline__ w4a16_grouped_work w4a16_grouped_find(const w4
     int flags = 0;
     int end = 0;   // the largest end offset of a valid expert
     w4a16_grouped_work w = {-1, 0, 0, 0};
-    for (int e0 = 0; e0 < p.experts; e0 += 32) {
-      const int e = e0 + lane;
-      int64_t lo = 0, hi = 0;
-      if (e < p.experts) {
-        lo = w4a16_grouped_offset(p, e);
-        hi = w4a16_grouped_offset(p, e + 1);
-      }
-      const bool range_ok = lo >= 0 && hi >= 0 && lo <= p.rows && hi <= p.rows;
-      const bool order_ok = hi >= lo;
-      if (e < p.experts) {
-        if (!range_ok) flags |= W4A16_GROUPED_BAD_RANGE;
-        if (!order_ok) flags |= W4A16_GROUPED_BAD_ORDER;
-      }
-      const bool ok = e < p.experts && range_ok && order_ok;
-      const int cnt = ok ? (int)(hi - lo) : 0;
-      if (ok && (int)hi > end) end = (int)hi;
-      const int tiles = (cnt + tile_m - 1) / tile_m;
-      int incl = tiles;  // inclusive prefix sum over the chunk
+    // blocks of 8 chunks of 32 experts: the block's offsets are loaded at once (one round trip to
+    // memory for E <= 256), then scanned chunk by chunk
+    for (int b0 = 0; b0 < p.experts; b0 += 256) {
+      int64_t lo_r[8], hi_r[8];
 #pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const int v = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += v;
+      for (int c = 0; c < 8; ++c) {
+        const int e = b0 + 32 * c + lane;
+        lo_r[c] = e < p.experts ? w4a16_grouped_offset(p, e) : 0;
+        hi_r[c] = e < p.experts ? w4a16_grouped_offset(p, e + 1) : 0;
       }
-      const int excl = base + incl - tiles;
-      if (w.expert < 0) {
-        const unsigned hit = __ballot_sync(0xffffffffu, tiles > 0 && slot >= excl && slot < excl + tiles);
-        if (hit) {
-          const int src = __ffs(hit) - 1;
-          const int ex = __shfl_sync(0xffffffffu, excl, src);
-          w.expert = e0 + src;
-          w.row0 = (int)__shfl_sync(0xffffffffu, (int)lo, src);
-          w.count = __shfl_sync(0xffffffffu, cnt, src);
-          w.tile = slot - ex;
-          if (!check) break;
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const int e0 = b0 + 32 * c;
+        if (e0 >= p.experts) break;
+        const int e = e0 + lane;
+        const int64_t lo = lo_r[c], hi = hi_r[c];
+        const bool range_ok = lo >= 0 && hi >= 0 && lo <= p.rows && hi <= p.rows;
+        const bool order_ok = hi >= lo;
+        if (e < p.experts) {
+          if (!range_ok) flags |= W4A16_GROUPED_BAD_RANGE;
+          if (!order_ok) flags |= W4A16_GROUPED_BAD_ORDER;
         }
+        const bool ok = e < p.experts && range_ok && order_ok;
+        const int cnt = ok ? (int)(hi - lo) : 0;
+        if (ok && (int)hi > end) end = (int)hi;
+        const int tiles = cnt > 0 ? (cnt - 1) / tile_m + 1 : 0;
+        int incl = tiles;  // inclusive prefix sum over the chunk
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const int v = __shfl_up_sync(0xffffffffu, incl, d);
+          if (lane >= d) incl += v;
+        }
+        const int excl = base + incl - tiles;
+        if (w.expert < 0) {
+          const unsigned hit = __ballot_sync(0xffffffffu, tiles > 0 && slot >= excl && slot < excl + tiles);
+          if (hit) {
+            const int src = __ffs(hit) - 1;
+            const int ex = __shfl_sync(0xffffffffu, excl, src);
+            w.expert = e0 + src;
+            w.row0 = (int)__shfl_sync(0xffffffffu, (int)lo, src);
+            w.count = __shfl_sync(0xffffffffu, cnt, src);
+            w.tile = slot - ex;
+          }
+        }
+        base += __shfl_sync(0xffffffffu, incl, 31);
       }
-      base += __shfl_sync(0xffffffffu, incl, 31);
+      if (w.expert >= 0 && !check) break;
     }
     if (lane == 0) found = w;
     if (check) {
@@ -119,6 +140,50 @@ static __device__ __forceinline__ int w4a16_grouped_token(const w4a16_grouped_la
   if (!p.row_index) return r;
   const int t = p.row_index[r];
   return (t >= 0 && t < p.a_rows) ? t : -1;
+}
+
+// Launch KERNEL (grid, 256 or THREADS threads, smem bytes of dynamic shared memory) with the
+// arguments p: the dynamic shared-memory limit raised once per context where smem and the
+// kernel's 32 bytes of static shared memory pass 48 KB, the preferred shared-memory carveout set
+// where carveout >= 0 (percent), and programmatic stream serialization where the device's image of
+// the kernel was compiled for sm_90 or later (it then holds the wait).
+template <class K>
+static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned long long> &attrs_ctx,
+                                              std::atomic<int> (&pdl_cache)[64], dim3 grid, int threads, int smem,
+                                              int carveout, const w4a16_grouped_launch_params &p,
+                                              cudaStream_t stream) {
+  if (smem + 64 > 48 * 1024 || carveout >= 0) {
+    const cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, smem + 64 > 48 * 1024 ? smem : 0, carveout);
+    if (e != cudaSuccess) return (int)e;
+  }
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    (void)cudaGetLastError();
+    dev = -1;
+  }
+  int pdl = dev >= 0 ? pdl_cache[dev].load(std::memory_order_relaxed) : 0;
+  if (pdl == 0) {
+    cudaFuncAttributes attr;
+    pdl = 1;
+    if (getenv("W4A16_GEMV_NO_PDL") == nullptr && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
+        attr.ptxVersion >= 90 && attr.binaryVersion >= 90)
+      pdl = 2;
+    (void)cudaGetLastError();
+    if (dev >= 0) pdl_cache[dev].store(pdl, std::memory_order_relaxed);
+  }
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3((unsigned)threads, 1, 1);
+  cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  cfg.attrs = at;
+  cfg.numAttrs = pdl == 2 ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return (int)e;
 }
 
 #endif

@@ -12,7 +12,8 @@
 // index out of range, and rows past the expert's count, are zero-filled). Epilogue: alpha,
 // the expert's per-column scale, the row's router scale, conversion, staged through shared
 // memory and written with 16-byte stores to the expert's grouped rows. No split-K: a grouped
-// launch has as many tiles as the routed tokens give.
+// launch has as many tiles as the routed tokens give. Programmatic dependent launch as
+// grouped_common.cuh says.
 #ifndef W4A16_GROUPED_GROUPED_SM80_CUH
 #define W4A16_GROUPED_GROUPED_SM80_CUH
 
@@ -38,8 +39,12 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
   const int slot = first_m + in_group % gm;
   const int n0 = (in_group / gm) * TILE_N;
 
+  w4a16_griddep_wait();  // the offsets, the row index and A may come from the kernel before
   const w4a16_grouped_work work = w4a16_grouped_find(p, slot, TILE_M, bid == 0);
-  if (work.expert < 0) return;
+  if (work.expert < 0) {
+    w4a16_griddep_launch_dependents();
+    return;
+  }
   const int m0 = work.tile * TILE_M;  // within the expert's rows
   const size_t e = (size_t)work.expert;
   const int groups = p.k / p.group_size;
@@ -115,6 +120,7 @@ __global__ void __launch_bounds__(THREADS, (w4a16_sm80_cfg<MODE, TILE_N, TILE_M,
     wr = wr + 1 == STAGES ? 0 : wr + 1;
   }
   w4a16_sm80_cp_wait<0>();
+  w4a16_griddep_launch_dependents();  // every load of this CTA is done
 
   // ---- epilogue: alpha (x s[n] per-column) x row_scale[r], staged, 16-byte stores ----
   const int lane = tid & 31;
@@ -169,16 +175,13 @@ template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, 
 static inline int w4a16_gsm80_launch(const struct w4a16_grouped_launch_params *p, cudaStream_t stream) {
   using C = w4a16_sm80_cfg<MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
   void (*kernel)(const w4a16_grouped_launch_params) = w4a16_gsm80_kernel<T, MODE, TILE_N, TILE_M, TILE_K, STAGES, THREADS>;
-  if (C::kSmem > 48 * 1024) {  // once per context (common/func_attr.cuh)
-    static std::atomic<unsigned long long> attrs_ctx{0};
-    const cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, C::kSmem, -1);
-    if (e != cudaSuccess) return (int)e;
-  }
+  static std::atomic<unsigned long long> attrs_ctx{0};
+  static std::atomic<int> pdl_cache[64];
   const long long used = p->experts < p->rows ? p->experts : p->rows;
   const long long m_slots = (p->rows + TILE_M - 1) / TILE_M + used;
   const long long n_tiles = (p->n + TILE_N - 1) / TILE_N;
-  kernel<<<dim3((unsigned)(m_slots * n_tiles)), THREADS, C::kSmem, stream>>>(*p);
-  return (int)cudaGetLastError();
+  return w4a16_grouped_launch_kernel(kernel, attrs_ctx, pdl_cache, dim3((unsigned)(m_slots * n_tiles)), THREADS,
+                                     C::kSmem, -1, *p, stream);
 }
 
 template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES, int THREADS>
