@@ -83,10 +83,11 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
 def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int, a_rows: int,
                      group_size: int, mode: int, dtype: int, offsets64: bool, a: int, w: int,
                      scales: int, zeros: int, offsets: int, row_index: int, row_scale: int,
-                     d: int, alpha: float, status: int, stream: int) -> None:
-    """``w4a16_grouped_gemm(args, NULL, NULL, 0, stream)`` on device pointers (0 for NULL).
+                     d: int, alpha: float, status: int, stream: int, kernel: int = 0) -> None:
+    """``w4a16_grouped_gemm(args, kernel, NULL, 0, stream)`` on device pointers (0 for NULL).
 
-    The kernel is the library's heuristic choice; no grouped kernel needs a workspace.
+    kernel: a grouped kernel's descriptor address (``w4a16_grouped_kernel_get``), or 0 for the
+    library's heuristic choice. No grouped kernel needs a workspace.
     Asynchronous; the offsets are never read on the host.
 
     Raises:
@@ -96,6 +97,6 @@ def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int
     GROUPED_ARGS_STRUCT.pack_into(buf, 0, GROUPED_ARGS_STRUCT.size, experts, rows, n, k, lda, ldd,
                                   a_rows, group_size, mode, dtype, 1 if offsets64 else 0, a, w,
                                   scales, zeros, offsets, row_index, row_scale, d, alpha, status)
-    st = lib().w4a16_grouped_gemm(addr, None, None, 0, stream or None)
+    st = lib().w4a16_grouped_gemm(addr, kernel or None, None, 0, stream or None)
     if st:
         check(st)

@@ -215,14 +215,14 @@ def _hf_block(kind: str):
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)
     if kind == "mixtral":
-        cfg = transformers.MixtralConfig(hidden_size=256, intermediate_size=128,
+        cfg = transformers.MixtralConfig(hidden_size=256, intermediate_size=64,
                                          num_local_experts=8, num_experts_per_tok=2,
                                          num_hidden_layers=1,
                                          num_attention_heads=4, num_key_value_heads=4)
         from transformers.models.mixtral import modeling_mixtral as mod
         block = mod.MixtralSparseMoeBlock(cfg)
     else:
-        cfg = transformers.Qwen3MoeConfig(hidden_size=256, moe_intermediate_size=128,
+        cfg = transformers.Qwen3MoeConfig(hidden_size=256, moe_intermediate_size=64,
                                           intermediate_size=512, num_experts=16,
                                           num_experts_per_tok=4, num_hidden_layers=1,
                                           num_attention_heads=4, num_key_value_heads=4)
@@ -245,6 +245,7 @@ def test_transformers_block(kind) -> None:
     gu, dn = ex.gate_up_proj.data, ex.down_proj.data
     e = gu.shape[0]
     h = block.gate.weight.shape[1] if hasattr(block.gate, "weight") else gu.shape[-1]
+    # hidden 256 and intermediate 64 (2I = 128): the orientation of each fused tensor is unambiguous
     if gu.shape[1] != h:  # [E, 2I, H]
         gate_up = gu
     else:  # [E, H, 2I]
