@@ -17,9 +17,10 @@
 // CTAs an SM keep about 50-110 KB of HBM reads in flight; the launch asks for the whole
 // shared-memory carveout, so that two CTAs fit). Past the end of K the copies write
 // zeros and the warps skip the tiles.
-// Dequantization as the sm80 family: codes to f16/bf16 (common/dequant.cuh), the group scale
-// multiplied in (zeros: one fma) in the activation dtype, then mma with fp32 accumulation;
-// per-column scales in the epilogue. The WK K-slices are summed in shared memory in the fixed
+// Dequantization: scale-only modes feed the exact codes (q - 8) into the mma (bf16: 128 + q, and
+// one more mma against -136 removes the bias) and apply the group scale in fp32 to each half
+// tile's partial sum, per-column scales in the epilogue; zero points: w = s * q + z by one
+// f16x2/bf16x2 fma a register (the weight rounded once to the activation dtype), then the mma. The WK K-slices are summed in shared memory in the fixed
 // order wk = 0, 1, ... (deterministic), and warp wk = 0 writes alpha x row_scale[r] x the sum.
 #ifndef W4A16_GROUPED_GROUPED_GEMV_CUH
 #define W4A16_GROUPED_GROUPED_GEMV_CUH
@@ -30,6 +31,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include "grouped/grouped_common.cuh"
 #include "sm80/gemm_sm80.cuh"  // the mma.sync, ldmatrix, cp.async and packed-pair helpers
@@ -68,6 +70,14 @@ constexpr int w4a16_ggemv_smem_bytes() {
   return w4a16_ggemv_shape<MODE, TILE_N, TILE_M, TILE_K, STAGES>::SMEM;
 }
 
+// a scale's 16 bits (as ld.shared.u16 gives them) as fp32
+static __device__ __forceinline__ float w4a16_ggemv_bits_to_float(__half, uint16_t v) {
+  return __half2float(__ushort_as_half(v));
+}
+static __device__ __forceinline__ float w4a16_ggemv_bits_to_float(__nv_bfloat16, uint16_t v) {
+  return __uint_as_float((uint32_t)v << 16);
+}
+
 template <typename T, int MODE, int TILE_N, int TILE_M, int TILE_K, int STAGES>
 __global__ void __launch_bounds__(W4A16_GGEMV_THREADS, 2)
     w4a16_ggemv_kernel(const w4a16_grouped_launch_params p) {
@@ -76,6 +86,10 @@ __global__ void __launch_bounds__(W4A16_GGEMV_THREADS, 2)
   constexpr bool PC = MODE == W4A16_PER_COLUMN_SCALE_ONLY;
   constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   const T tag = T();
+  // bf16 scale-only modes: the codes go into the mma biased by 128 (exact, two instructions a
+  // register) and one more mma against -(128 + 8) removes the bias (exact products, fp32 sums)
+  constexpr bool BIASED = std::is_same<T, __nv_bfloat16>::value && !ZP;
+  const uint32_t kneg[4] = {0xc308c308u, 0xc308c308u, 0xc308c308u, 0xc308c308u};  // bf16 -136 pairs
   extern __shared__ __align__(16) unsigned char w4a16_ggemv_smem[];
 
   w4a16_griddep_wait();  // the offsets, the row index and A may come from the kernel before
@@ -195,50 +209,82 @@ __global__ void __launch_bounds__(W4A16_GGEMV_THREADS, 2)
           uint32_t wq[4], q[4][4];
           w4a16_sm80_lds128(w_rd + rd * S::STAGE_BYTES + u * 512, wq);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) w4a16_sm80_dequant(tag, wq[j], q[j], ZP ? 0 : 8);
+          for (int j = 0; j < 4; ++j) {
+            if constexpr (BIASED)
+              w4a16_u4x8_to_bf16x8_biased(wq[j], q[j]);
+            else
+              w4a16_sm80_dequant(tag, wq[j], q[j], ZP ? 0 : 8);
+          }
           const int kl = (wk * U + u) * 64;  // k of this tile within the stage
+          // B fragments of token block nb: (b[nb][2j], b[nb][2j+1]) for k16 sub-tile j; the second
+          // block only where the pass has more than 8 rows
           uint32_t b[NB][8];
 #pragma unroll
           for (int nb = 0; nb < NB; ++nb) {
-            uint32_t lo[4], hi[4];
-            const uint32_t a0 = ldsm0 + rd * S::STAGE_BYTES + nb * 8 * S::ROW_BYTES + u * 128;
-            w4a16_sm80_ldsm_x4(a0, lo);
-            w4a16_sm80_ldsm_x4(a0 + 64, hi);
+            if (nb == 0 || two) {
+              uint32_t lo[4], hi[4];
+              const uint32_t a0 = ldsm0 + rd * S::STAGE_BYTES + nb * 8 * S::ROW_BYTES + u * 128;
+              w4a16_sm80_ldsm_x4(a0, lo);
+              w4a16_sm80_ldsm_x4(a0 + 64, hi);
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              b[nb][i] = lo[i];
-              b[nb][4 + i] = hi[i];
-            }
-          }
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            uint32_t s_lo = 0, s_hi = 0, z_lo = 0, z_hi = 0;
-            if constexpr (!PC) {
-              // groups are >= 32: one scale pair per half tile
-              const int srow = (kl + 32 * h) >> gshift;
-              const uint32_t sa = s_rd + rd * S::STAGE_BYTES + srow * TILE_N * 2;
-              s_lo = w4a16_sm80_splat(w4a16_sm80_lds16(sa));
-              s_hi = w4a16_sm80_splat(w4a16_sm80_lds16(sa + 16));
-              if constexpr (ZP) {
-                z_lo = w4a16_sm80_splat(w4a16_sm80_lds16(sa + S::S_BYTES));
-                z_hi = w4a16_sm80_splat(w4a16_sm80_lds16(sa + S::S_BYTES + 16));
+              for (int i = 0; i < 4; ++i) {
+                b[nb][i] = lo[i];
+                b[nb][4 + i] = hi[i];
               }
             }
+          }
+          if constexpr (ZP) {
+            // w = s * q + z in the activation dtype (one fma a register), then the mma
 #pragma unroll
-            for (int j = 2 * h; j < 2 * h + 2; ++j) {
-              if constexpr (ZP) {
+            for (int h = 0; h < 2; ++h) {
+              const int srow = (kl + 32 * h) >> gshift;  // groups are >= 32: one pair a half tile
+              const uint32_t sa = s_rd + rd * S::STAGE_BYTES + srow * TILE_N * 2;
+              const uint32_t s_lo = w4a16_sm80_splat(w4a16_sm80_lds16(sa));
+              const uint32_t s_hi = w4a16_sm80_splat(w4a16_sm80_lds16(sa + 16));
+              const uint32_t z_lo = w4a16_sm80_splat(w4a16_sm80_lds16(sa + S::S_BYTES));
+              const uint32_t z_hi = w4a16_sm80_splat(w4a16_sm80_lds16(sa + S::S_BYTES + 16));
+#pragma unroll
+              for (int j = 2 * h; j < 2 * h + 2; ++j) {
                 q[j][0] = w4a16_sm80_fma2(tag, q[j][0], s_lo, z_lo);
                 q[j][1] = w4a16_sm80_fma2(tag, q[j][1], s_hi, z_hi);
                 q[j][2] = w4a16_sm80_fma2(tag, q[j][2], s_lo, z_lo);
                 q[j][3] = w4a16_sm80_fma2(tag, q[j][3], s_hi, z_hi);
-              } else if constexpr (!PC) {
-                q[j][0] = w4a16_sm80_mul2(tag, q[j][0], s_lo);
-                q[j][1] = w4a16_sm80_mul2(tag, q[j][1], s_hi);
-                q[j][2] = w4a16_sm80_mul2(tag, q[j][2], s_lo);
-                q[j][3] = w4a16_sm80_mul2(tag, q[j][3], s_hi);
+                w4a16_sm80_mma(tag, acc[0], q[j], &b[0][2 * j]);
+                if (NB > 1 && two) w4a16_sm80_mma(tag, acc[NB - 1], q[j], &b[NB - 1][2 * j]);
               }
-              w4a16_sm80_mma(tag, acc[0], q[j], &b[0][2 * j]);
-              if (NB > 1 && two) w4a16_sm80_mma(tag, acc[NB - 1], q[j], &b[NB - 1][2 * j]);
+            }
+          } else if constexpr (PC) {
+            // exact codes; s[n] in the epilogue
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int nb = 0; nb < NB; ++nb)
+                if (nb == 0 || two) {
+                  w4a16_sm80_mma(tag, acc[nb], q[j], &b[nb][2 * j]);
+                  if constexpr (BIASED) w4a16_sm80_mma(tag, acc[nb], kneg, &b[nb][2 * j]);
+                }
+          } else {
+            // exact codes into the mma, the group scale applied in fp32 to each half tile's partial
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int srow = (kl + 32 * h) >> gshift;
+              const uint32_t sa = s_rd + rd * S::STAGE_BYTES + srow * TILE_N * 2;
+              const float f_lo = w4a16_ggemv_bits_to_float(tag, w4a16_sm80_lds16(sa));
+              const float f_hi = w4a16_ggemv_bits_to_float(tag, w4a16_sm80_lds16(sa + 16));
+#pragma unroll
+              for (int nb = 0; nb < NB; ++nb)
+                if (nb == 0 || two) {
+                  float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                  for (int j = 2 * h; j < 2 * h + 2; ++j) {
+                    w4a16_sm80_mma(tag, part, q[j], &b[nb][2 * j]);
+                    if constexpr (BIASED) w4a16_sm80_mma(tag, part, kneg, &b[nb][2 * j]);
+                  }
+                  acc[nb][0] = fmaf(f_lo, part[0], acc[nb][0]);
+                  acc[nb][1] = fmaf(f_lo, part[1], acc[nb][1]);
+                  acc[nb][2] = fmaf(f_hi, part[2], acc[nb][2]);
+                  acc[nb][3] = fmaf(f_hi, part[3], acc[nb][3]);
+                }
             }
           }
         }
