@@ -34,6 +34,13 @@ static void debug_init(void) {
   d->sm90_schunk = env_int("W4A16_SM90_SCHUNK", 1);
   d->sm90_act_3d = env_on("W4A16_SM90_A3D");
   d->sm90_clip_box = env_on("W4A16_SM90_CLIP_BOX");
+  d->gemv_pdl = getenv("W4A16_GEMV_NO_PDL") == NULL;
+  const char *trig = getenv("W4A16_GEMV_PDL_TRIGGER");
+  d->gemv_pdl_trigger = trig && trig[0] == 'e' ? 0 : trig && trig[0] == 'l' ? 1 : 2;
+  d->gemv_tma_ctas = env_int("W4A16_GEMV_TMA_CTAS", 0);
+  const char *beside = getenv("W4A16_GEMV_TMA_BESIDE");
+  d->gemv_tma_beside = beside && beside[0] == '1';
+  d->gemv_tma_generic = getenv("W4A16_GEMV_TMA_GENERIC") != NULL;
 }
 
 const w4a16_debug_settings *w4a16_debug(void) {

@@ -4,8 +4,9 @@
  * Environment variables that change how the runtime plans a launch, so that an alternative
  * schedule can be timed without a rebuild. They are read once per process, on the first call
  * that plans a launch (w4a16_debug()), into one struct; nothing reads the environment on the call
- * path. Unset, each takes the default below, which is what the library does. The user settings
- * W4A16_LOG_LEVEL and W4A16_CACHE_PATH are documented in w4a16.h and read elsewhere.
+ * path (the plan and the kernels' launches read the struct). Unset, each takes the default below,
+ * which is what the library does. The user settings W4A16_LOG_LEVEL and W4A16_CACHE_PATH are
+ * documented in w4a16.h and read elsewhere.
  *
  *   W4A16_SM90_STREAMK=0|1|2     stream-K: 0 never; 1 wherever the output tiles leave a wave
  *                                part-empty (no efficiency bound); 2 also in place of split-K
@@ -29,9 +30,21 @@
  *   W4A16_SM90_SCHUNK=0|2        scale rows by chunks: 0 never; 2 in every launch, not only the K pair's
  *   W4A16_SM90_A3D=0             a stage's activations by KT 2-D copies instead of one 3-D copy
  *   W4A16_SM90_CLIP_BOX=0        the last token tile's boxes of TM rows, not clipped to its rows
+ *   W4A16_GEMV_NO_PDL=<any>      GEMV: plain stream order (no programmatic dependent launch)
+ *   W4A16_GEMV_PDL_TRIGGER=early|late|auto   the register-staged GEMV lets its dependent launch
+ *                                right after its griddepcontrol.wait, after its main loop, or (auto,
+ *                                the default) early only where the grid exceeds one wave
+ *   W4A16_GEMV_TMA_CTAS=n        the TMA GEMV on at most n CTAs (several units a CTA; tests use it)
+ *   W4A16_GEMV_TMA_BESIDE=1      the next kernel's CTAs also beside a TMA GEMV grid of at most one CTA
+ *                                per SM whose units do not fit the stages issued before the wait
+ *   W4A16_GEMV_TMA_GENERIC=<any> the TMA GEMV's generic consumer for every call (tests use it)
  */
 #ifndef W4A16_DEBUG_H
 #define W4A16_DEBUG_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct w4a16_debug_settings {
   int sm90_streamk;       /* W4A16_SM90_STREAMK; -1: the rule */
@@ -49,6 +62,11 @@ typedef struct w4a16_debug_settings {
   int sm90_schunk;        /* W4A16_SM90_SCHUNK; 1: the rule (the K pair only) */
   int sm90_act_3d;        /* W4A16_SM90_A3D; 1: the rule */
   int sm90_clip_box;      /* W4A16_SM90_CLIP_BOX; 1: the rule */
+  int gemv_pdl;           /* 0 where W4A16_GEMV_NO_PDL is set, else 1 */
+  int gemv_pdl_trigger;   /* W4A16_GEMV_PDL_TRIGGER: 0 early, 1 late, 2 auto (the default) */
+  int gemv_tma_ctas;      /* W4A16_GEMV_TMA_CTAS; 0: the rule */
+  int gemv_tma_beside;    /* W4A16_GEMV_TMA_BESIDE=1 */
+  int gemv_tma_generic;   /* W4A16_GEMV_TMA_GENERIC set */
 } w4a16_debug_settings;
 
 /* The process's settings, read from the environment on the first call (thread-safe). */
@@ -56,5 +74,9 @@ const w4a16_debug_settings *w4a16_debug(void);
 /* The same, writable: for tests that measure a rule under an override (not thread-safe against
    concurrent launches). */
 w4a16_debug_settings *w4a16_debug_for_tests(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

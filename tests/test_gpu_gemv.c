@@ -309,8 +309,8 @@ static void test_long_k(void **state) {
   if (!tested) skip();
 }
 
-/* The TMA GEMV's launch plan (runtime/cuda/gemv/gemv_tma.cuh, w4a16_gemv_tma_go): on a problem of fewer
-   units (tile_n rows over all of K) than SMs whose weights fit the stages issued before the wait
+/* The TMA GEMV's launch plan (runtime/cuda/gemv/gemv_tma_launch.cuh, w4a16_gemv_tma_launch_variant): on
+   a problem of fewer units (tile_n rows over all of K) than SMs whose weights fit the stages issued before the wait
    (K = tile_k x stages), the launch, captured in a graph, asks for the SM's whole shared-memory carveout
    and pads its grid to a whole number of CTAs per SM, more than the units; the CTAs past the last unit
    write nothing (the replay's D, poisoned first, against the float64 reference), at M = 1 and tile_m. */

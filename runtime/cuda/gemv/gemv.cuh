@@ -50,10 +50,9 @@
 // after the wait, which returns once the previous grid has completed and its
 // memory is visible. griddepcontrol.launch_dependents comes right after the wait when the grid
 // is larger than one wave of resident CTAs (the next kernel's CTAs then take the SM slots of
-// finished CTAs and prefetch their weights), after the main loop otherwise (see
-// W4A16_GEMV_PDL_TRIGGER); the next kernel still waits for this grid's completion before it
-// reads anything we write.
-// W4A16_GEMV_NO_PDL set (any value): plain stream-ordered launches (A/B switch).
+// finished CTAs and prefetch their weights), after the main loop otherwise; the next kernel still
+// waits for this grid's completion before it reads anything we write. (Measurement overrides of
+// both, W4A16_GEMV_NO_PDL and W4A16_GEMV_PDL_TRIGGER: runtime/debug.h.)
 #ifndef W4A16_GEMV_GEMV_CUH
 #define W4A16_GEMV_GEMV_CUH
 
@@ -69,7 +68,9 @@
 #include "common/cp_async.cuh"
 #include "common/dequant.cuh"
 #include "common/func_attr.cuh"
+#include "common/pdl.cuh"
 #include "common/splitk.cuh"
+#include "debug.h"
 #include "kernel_abi.h"
 #include "w4a16/w4a16.h"
 
@@ -108,20 +109,6 @@ static __device__ __forceinline__ void w4a16_gemv_ldg_stream(uint32_t (&v)[4], c
   asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
                : "l"(ptr), "l"(pol));
-}
-
-// griddepcontrol (PTX ISA 7.8, sm_90): no-ops in code compiled for older architectures, whose
-// launches never carry the programmatic-serialization attribute (w4a16_gemv_pdl_ok).
-static __device__ __forceinline__ void w4a16_gemv_griddep_wait(void) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-static __device__ __forceinline__ void w4a16_gemv_griddep_launch_dependents(void) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 }
 
 // The same load through the coherent path (no .nc), for the loads issued before
@@ -490,8 +477,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
   }
   // Programmatic dependent launch: only the constant packed weights were read above; A, the
   // scales and every global write come after the previous grid has completed.
-  w4a16_gemv_griddep_wait();
-  if (!args.late_trigger) w4a16_gemv_griddep_launch_dependents();
+  w4a16_griddep_wait();
+  if (!args.late_trigger) w4a16_griddep_launch_dependents();
 #pragma unroll
   for (int p = 0; p < STAGES - 1; ++p) {
     if (p < n_iter) W4A16_GEMV_LOAD_A(p);
@@ -564,7 +551,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
     }
   }
   // every weight load of this CTA is issued: the next kernel may take the SM slots we free
-  if (args.late_trigger) w4a16_gemv_griddep_launch_dependents();
+  if (args.late_trigger) w4a16_griddep_launch_dependents();
 #undef W4A16_GEMV_LOAD_W
 #undef W4A16_GEMV_LOAD_W_EARLY
 #undef W4A16_GEMV_ADVANCE_W
@@ -605,49 +592,16 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
   for (int r = 0; r < RB; ++r) w4a16_gemv_store<T, MODE, NB>(args, acc[r], nt0 + r, g, t, partial, blockIdx.z);
 }
 
-// The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as
-// a programmatic dependent of the GEMV: it waits for the partials before reading them. Without
-// the attribute (older architectures, W4A16_GEMV_NO_PDL) the wait is a no-op or returns at once.
-template <typename T>
-__global__ void __launch_bounds__(256)
-    w4a16_gemv_splitk_reduce(const float *__restrict__ ws, int split_k, int m, int n, float alpha,
-                             const T *__restrict__ bias, T *__restrict__ d, int64_t ldd) {
-  w4a16_gemv_griddep_wait();
-  w4a16_gemv_griddep_launch_dependents();
-  w4a16_splitk_reduce_body<T>(ws, split_k, m, n, alpha, bias, d, ldd);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Host side: launch and probe (called from the generated instantiation files)
 // ---------------------------------------------------------------------------------------------
-// W4A16_GEMV_NO_PDL set (any value): plain stream-ordered launches.
-static inline bool w4a16_gemv_pdl_env(void) {
-  static const bool on = getenv("W4A16_GEMV_NO_PDL") == nullptr;
-  return on;
-}
-
-// W4A16_GEMV_PDL_TRIGGER = early | late | auto (default auto): where the kernel lets its
-// dependent launch: right after griddepcontrol.wait, after its main loop, or early only when
-// the grid is larger than one wave of resident CTAs (its dependents then only take the slots
-// of finished CTAs) and late otherwise (single-wave grids: dependents resident early sit
-// beside the running CTAs for the whole kernel).
-static inline int w4a16_gemv_trigger_env(void) {  // 0 early, 1 late, 2 auto
-  static const int mode = []() {
-    const char *e = getenv("W4A16_GEMV_PDL_TRIGGER");
-    if (e && e[0] == 'e') return 0;
-    if (e && e[0] == 'l') return 1;
-    return 2;
-  }();
-  return mode;
-}
-
 // Whether launches of KERNEL may carry programmatic stream serialization: the image the device
 // runs must contain griddepcontrol.wait, i.e. be compiled for compute >= 90 (the sm_80 SASS and
 // compute_80 PTX of the same source have none, and a kernel launched with the attribute but no
 // wait could read A while the previous kernel still writes it). The launch queries it once per
 // instantiation.
 static inline bool w4a16_gemv_pdl_ok(void (*kernel)(const struct w4a16_gemv_args)) {
-  if (!w4a16_gemv_pdl_env()) return false;
+  if (!w4a16_debug()->gemv_pdl) return false;
   cudaFuncAttributes attr;
   if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -725,7 +679,11 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
     if (dev >= 0) cache[dev][1].store(n + 1, std::memory_order_relaxed);
   }
   const long long ctas = (long long)(p->n / TILE_N) * split;
-  const int trig = w4a16_gemv_trigger_env();
+  // where the kernel lets its dependent launch: right after griddepcontrol.wait where the grid is
+  // larger than one wave of resident CTAs (its dependents then only take the slots of finished
+  // CTAs), after its main loop otherwise (single-wave grids: dependents resident early would sit
+  // beside the running CTAs for the whole kernel); W4A16_GEMV_PDL_TRIGGER overrides (debug.h)
+  const int trig = w4a16_debug()->gemv_pdl_trigger;  // 0 early, 1 late, 2 by the grid
   a.late_trigger = trig == 1 || (trig == 2 && (per_sm <= 0 || ctas <= (long long)per_sm * (p->sm_count > 0 ? p->sm_count : 132)));
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -740,16 +698,10 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess || split == 1) return (int)e;
-  // the deterministic reduce (common/splitk.cuh's body and grid), as a dependent of the GEMV
-  cudaLaunchConfig_t rc = {};
-  rc.gridDim = w4a16_splitk_reduce_grid(p->m, p->n, p->sm_count);
-  rc.blockDim = dim3(256, 1, 1);
-  rc.dynamicSmemBytes = 0;
-  rc.stream = stream;
-  rc.attrs = attr;
-  rc.numAttrs = pdl ? 1 : 0;
-  e = cudaLaunchKernelEx(&rc, w4a16_gemv_splitk_reduce<T>, (const float *)p->workspace, split, p->m, p->n,
-                         p->alpha, (const T *)p->bias, (T *)p->d, (int64_t)p->ldd);
+  // the deterministic reduction (common/splitk.cuh), as a programmatic dependent of the GEMV that
+  // waits for its partials and then lets its own dependent launch (common/pdl.cuh)
+  e = w4a16_splitk_reduce_pdl_launch<T>((const float *)p->workspace, split, p->m, p->n, p->alpha, (const T *)p->bias,
+                                        (T *)p->d, (int64_t)p->ldd, p->sm_count, 0, pdl, stream);
   if (e == cudaSuccess) e = cudaGetLastError();
   return (int)e;
 }
