@@ -96,6 +96,25 @@ def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> Non
         _graph_ws[idx] = torch.empty(int(nbytes), dtype=torch.uint8, device=dev)
 
 
+def _group_size_of(groups: int, group_size: int, k: int, fn: str, rows: str,
+                   scales_shape: str) -> int:
+    """The group size that ``groups`` scale rows over K give, checked against ``group_size``.
+
+    One row is one scale per column (``group_size`` -1, 0 or K; K is returned); else K / groups,
+    which ``group_size`` must equal. ``fn``, ``rows`` and ``scales_shape`` word the error.
+    """
+    if groups == 1:
+        if group_size not in (-1, 0, k):
+            raise ValueError(f"{fn}: scales have {rows} (one scale per column) but "
+                             f"group_size = {group_size}; pass -1 (or K = {k})")
+        return k
+    group = k // groups
+    if group_size != group:
+        raise ValueError(f"{fn}: group_size = {group_size} but scales {scales_shape} over "
+                         f"K = {k} give groups of {group}")
+    return group
+
+
 def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
            bias: Optional[Tensor], group_size: int) -> Tuple[int, int, int, int, int]:
     """Shape, dtype and layout checks on (possibly fake) tensors: (M, N, K, group, mode).
@@ -126,16 +145,8 @@ def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
         raise ValueError(f"w4a16.gemm: scales have shape {tuple(ss)}; they must be "
                          f"[G, N] = [G, {n}] with G dividing K = {k}")
     groups = ss[0]
-    if groups == 1:
-        if group_size not in (-1, 0, k):
-            raise ValueError(f"w4a16.gemm: scales have one row (one scale per column) but "
-                             f"group_size = {group_size}; pass -1 (or K = {k})")
-        group = k
-    else:
-        group = k // groups
-        if group_size != group:
-            raise ValueError(f"w4a16.gemm: group_size = {group_size} but scales [{groups}, {n}] "
-                             f"over K = {k} give groups of {group}")
+    group = _group_size_of(groups, group_size, k, "w4a16.gemm", "one row",
+                           f"[{groups}, {n}]")
     if zeros is not None:
         if zeros.dtype != adt:
             raise TypeError(f"w4a16.gemm: zeros have dtype {zeros.dtype}; they must be a's "
@@ -267,16 +278,7 @@ def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor]
         raise ValueError(f"{fn}: scales have shape {tuple(ss)}; they must be [E, G, N] = "
                          f"[{e}, G, {n}] with G dividing K = {k}")
     groups = ss[1]
-    if groups == 1:
-        if group_size not in (-1, 0, k):
-            raise ValueError(f"{fn}: scales have one row per expert (one scale per column) but "
-                             f"group_size = {group_size}; pass -1 (or K = {k})")
-        group = k
-    else:
-        group = k // groups
-        if group_size != group:
-            raise ValueError(f"{fn}: group_size = {group_size} but scales {tuple(ss)} over "
-                             f"K = {k} give groups of {group}")
+    group = _group_size_of(groups, group_size, k, fn, "one row per expert", str(tuple(ss)))
     if zeros is not None:
         if zeros.dtype != adt or zeros.shape != ss:
             raise ValueError(f"{fn}: zeros have shape {tuple(zeros.shape)} and dtype "
