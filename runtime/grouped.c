@@ -49,7 +49,7 @@ static w4a16_problem expert_problem(const w4a16_grouped_gemm_args *a) {
   return p;
 }
 
-static w4a16_status check_args(const w4a16_grouped_gemm_args *a) {
+w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *a) {
   if (!a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "args is NULL");
   if (a->struct_size != sizeof(w4a16_grouped_gemm_args))
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->struct_size = %zu is not sizeof(w4a16_grouped_gemm_args) = %zu",
@@ -69,7 +69,7 @@ static w4a16_status check_args(const w4a16_grouped_gemm_args *a) {
 
 w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *args) {
   if (!kd) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "kernel is NULL");
-  w4a16_status st = check_args(args);
+  w4a16_status st = w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
   if (!kd->grouped)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s is not a grouped kernel (w4a16_grouped_kernel_get lists them)",
@@ -85,7 +85,7 @@ w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kd, cons
                                                size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
   *bytes = 0;
-  w4a16_status st = kd ? w4a16_grouped_can_implement(kd, args) : check_args(args);
+  w4a16_status st = kd ? w4a16_grouped_can_implement(kd, args) : w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
   w4a16_clear_error();
   return W4A16_STATUS_OK; /* no grouped kernel splits K */
@@ -197,7 +197,7 @@ w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, 
   *returned = 0;
   if (requested < 1) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "requested = %d is below 1", requested);
   if (sm_count < 0) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "sm_count = %d is negative", sm_count);
-  w4a16_status st = check_args(args);
+  w4a16_status st = w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
   w4a16_device_info dev = {0};
   if (sm_count == 0) {
@@ -210,7 +210,7 @@ w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, 
 
 static int misaligned(const void *p, uintptr_t to) { return ((uintptr_t)p & (to - 1)) != 0; }
 
-static w4a16_status check_pointers(const w4a16_grouped_gemm_args *a) {
+w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *a) {
   if (!a->a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "A (args->a) is NULL");
   if (!a->w) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "packed weights (args->w) are NULL");
   if (!a->scales) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "scales (args->scales) are NULL");
@@ -235,13 +235,13 @@ w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16
                                 size_t workspace_bytes, void *stream) {
   (void)workspace;
   (void)workspace_bytes; /* no grouped kernel needs any (w4a16_grouped_gemm_workspace_size) */
-  w4a16_status st = kernel ? w4a16_grouped_can_implement(kernel, args) : check_args(args);
+  w4a16_status st = kernel ? w4a16_grouped_can_implement(kernel, args) : w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
   if (args->rows == 0) {
     w4a16_clear_error();
     return W4A16_STATUS_OK;
   }
-  if ((st = check_pointers(args)) != W4A16_STATUS_OK) return st;
+  if ((st = w4a16_grouped_check_pointers(args)) != W4A16_STATUS_OK) return st;
   w4a16_device_info dev;
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
   if (!kernel) {

@@ -79,4 +79,10 @@ w4a16_status w4a16_check_problem_m(const w4a16_problem *problem, int64_t min_m);
  */
 w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16_device_info *info);
 
+/* The grouped GEMM's checks (runtime/grouped.c), as w4a16_grouped_gemm makes them: of the arguments
+   (struct_size, experts, rows, offsets_type, one expert's shape, strides and group size; no kernel),
+   and of the pointers (NULL, alignment) and alpha. OK or a status whose message names the value. */
+w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *args);
+w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *args);
+
 #endif

@@ -506,6 +506,27 @@ static w4a16_status dev_alloc(void **ptr, size_t bytes, const char *what) {
   return W4A16_STATUS_OK;
 }
 
+w4a16_status w4a16_timing_alloc_copies(size_t copy_bytes, size_t rotate_min_bytes, int held, void **rot,
+                                       int *copies) {
+  *rot = NULL;
+  *copies = 1;
+  size_t free_b = 0, total_b = 0;
+  cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+  if (e != cudaSuccess) return w4a16_fail_cuda((int)e, "cudaMemGetInfo");
+  if (held < 0) held = 0;
+  int c = w4a16_timing_copies(copy_bytes, rotate_min_bytes, free_b / 2 + (size_t)held * copy_bytes);
+  w4a16_status st = W4A16_STATUS_OK;
+  for (;;) {
+    const int alloc = c > held ? c - held : 0;
+    st = dev_alloc(rot, (size_t)alloc * copy_bytes, "rotating weight copies");
+    if (st == W4A16_STATUS_OK || st != W4A16_STATUS_OUT_OF_MEMORY || c == 1) break;
+    c = (c + 1) / 2;
+  }
+  if (st != W4A16_STATUS_OK) return st;
+  *copies = c > held ? c : held;
+  return W4A16_STATUS_OK;
+}
+
 w4a16_status w4a16_timing_data_create(const w4a16_problem *problem, size_t rotate_min_bytes, uint64_t seed,
                                       w4a16_timing_data **out) {
   if (!out) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "out is NULL");
@@ -536,19 +557,10 @@ w4a16_status w4a16_timing_data_create(const w4a16_problem *problem, size_t rotat
   if (p->has_bias && (st = dev_alloc(&td->bias, (size_t)p->n * 2, "bias")) != W4A16_STATUS_OK) goto fail;
 
   /* rotating weight copies, bounded by half of the free memory */
-  size_t free_b = 0, total_b = 0;
-  if ((e = cudaMemGetInfo(&free_b, &total_b)) != cudaSuccess) {
-    st = w4a16_fail_cuda((int)e, "cudaMemGetInfo");
-    goto fail;
-  }
   td->copy_bytes = w4a16_timing_copy_bytes(p);
-  td->copies = w4a16_timing_copies(td->copy_bytes, rotate_min_bytes, free_b / 2);
-  for (;;) {
-    st = dev_alloc((void **)&td->rot, (size_t)td->copies * td->copy_bytes, "rotating weight copies");
-    if (st == W4A16_STATUS_OK || st != W4A16_STATUS_OUT_OF_MEMORY || td->copies == 1) break;
-    td->copies = (td->copies + 1) / 2;
-  }
-  if (st != W4A16_STATUS_OK) goto fail;
+  if ((st = w4a16_timing_alloc_copies(td->copy_bytes, rotate_min_bytes, 0, (void **)&td->rot, &td->copies)) !=
+      W4A16_STATUS_OK)
+    goto fail;
 
   /* random inputs, never zeros: A, bias in [-1,1]; scales in [0.005,0.02]; zeros ~ -s*8 */
   const int64_t g = p->k / p->group_size;

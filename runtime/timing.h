@@ -114,6 +114,17 @@ size_t w4a16_timing_l2_bytes(void);
  */
 int w4a16_timing_copies(size_t copy_bytes, size_t rotate_min_bytes, size_t budget_bytes);
 
+/*
+ * Device memory for rotating weight copies of copy_bytes each: *copies = w4a16_timing_copies(copy_bytes,
+ * rotate_min_bytes, half the free device memory + the held copies' bytes), of which the first held
+ * (>= 0) are buffers the caller already has (e.g. its own weights) and are not allocated: *rot receives
+ * (*copies - held) x copy_bytes (NULL when that is 0; free with cudaFree), *copies halved while that
+ * allocation fails for lack of memory; *copies >= max(held, 1). Returns OK, OUT_OF_MEMORY (not even
+ * one copy fits) or CUDA_ERROR, with the thread's message set.
+ */
+w4a16_status w4a16_timing_alloc_copies(size_t copy_bytes, size_t rotate_min_bytes, int held, void **rot,
+                                       int *copies);
+
 /* Device fills from a seeded host generator (splitmix64), never all zeros.
    uniform: count elements of dtype in [lo, hi]; bytes: random bytes. */
 w4a16_status w4a16_timing_fill_uniform(void *dev, size_t count, w4a16_dtype dtype, float lo,

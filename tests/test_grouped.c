@@ -9,6 +9,9 @@
  * both guards must keep the poison. The status word (poisoned first) must read 0. Bad offsets
  * (decreasing, past rows) and a bad row index must set their status bits, leave the guards alone
  * and compute the valid experts. W4A16_TEST_FILTER='pattern' (fnmatch) limits the kernels.
+ * w4a16_grouped_profile: every bad argument refused by name (CPU); on a GPU, a profiled problem's
+ * table (every row a kernel that can implement it, fastest first, each OK) and the product the
+ * timed launches leave in D, checked as above.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -106,6 +109,62 @@ static void test_args(void **state) {
   a = base_args();
   expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
   assert_int_equal(bytes, 0);
+}
+
+/* w4a16_grouped_profile on b refused with want, its message holding needle, and no row returned */
+static void expect_profile(const w4a16_grouped_gemm_args *b, w4a16_status want, const char *needle) {
+  w4a16_profile_result res[4];
+  int got = 7;
+  expect(w4a16_grouped_profile(b, NULL, res, 4, &got), want, needle);
+  assert_int_equal(got, 0);
+}
+
+/* the grouped profiler refuses every bad argument, naming it, before any device is asked */
+static void test_profile_args(void **state) {
+  (void)state;
+  static _Alignas(16) char buf[256];
+  w4a16_profile_result res[4];
+  int got = 7;
+  w4a16_grouped_gemm_args a = base_args();
+  a.d = buf;
+  a.a = a.w = a.scales = a.offsets = buf;
+  expect(w4a16_grouped_profile(NULL, NULL, res, 4, &got), W4A16_STATUS_NULL_POINTER, "args is NULL");
+  assert_int_equal(got, 0);
+  expect(w4a16_grouped_profile(&a, NULL, NULL, 4, &got), W4A16_STATUS_NULL_POINTER, "results");
+  expect(w4a16_grouped_profile(&a, NULL, res, 4, NULL), W4A16_STATUS_NULL_POINTER, "returned");
+  expect(w4a16_grouped_profile(&a, NULL, res, 0, &got), W4A16_STATUS_INVALID_VALUE, "requested = 0");
+  const w4a16_profile_options bad_opts[] = {{-1, 0, 0, 0}, {0, -2, 0, 0}, {0, 0, -3, 0}};
+  const char *bad_opt_names[] = {"warmup = -1", "iterations = -2", "rotate_min_bytes = -3"};
+  for (int i = 0; i < 3; ++i)
+    expect(w4a16_grouped_profile(&a, &bad_opts[i], res, 4, &got), W4A16_STATUS_INVALID_VALUE, bad_opt_names[i]);
+  /* the arguments: as w4a16_grouped_gemm */
+  w4a16_grouped_gemm_args b; /* REFUSES: b = a with one edit, refused */
+#define REFUSES(edit, want, needle)   \
+  do {                                \
+    b = a;                            \
+    edit;                             \
+    expect_profile(&b, want, needle); \
+  } while (0)
+  REFUSES(b.struct_size = 8, W4A16_STATUS_INVALID_VALUE, "struct_size = 8");
+  REFUSES(b.experts = 0, W4A16_STATUS_INVALID_VALUE, "experts = 0");
+  REFUSES(b.rows = -1, W4A16_STATUS_INVALID_SHAPE, "rows = -1");
+  REFUSES(b.rows = 0, W4A16_STATUS_INVALID_SHAPE, "rows = 0"); /* launches nothing: nothing to time */
+  REFUSES(b.offsets_type = (w4a16_index_type)7, W4A16_STATUS_INVALID_VALUE, "offsets_type 7");
+  REFUSES(b.n = 100, W4A16_STATUS_INVALID_SHAPE, "N = 100");
+  REFUSES(b.group_size = 48, W4A16_STATUS_UNSUPPORTED_GROUP_SIZE, "48");
+  /* the pointers */
+  REFUSES(b.a = NULL, W4A16_STATUS_NULL_POINTER, "A (args->a)");
+  REFUSES(b.w = NULL, W4A16_STATUS_NULL_POINTER, "args->w");
+  REFUSES(b.scales = NULL, W4A16_STATUS_NULL_POINTER, "args->scales");
+  REFUSES(b.d = NULL, W4A16_STATUS_NULL_POINTER, "args->d");
+  REFUSES(b.offsets = NULL, W4A16_STATUS_NULL_POINTER, "args->offsets");
+  REFUSES(b.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_STATUS_NULL_POINTER, "zeros");
+  REFUSES(b.w = buf + 8, W4A16_STATUS_MISALIGNED, "packed weights");
+  REFUSES((b.offsets = buf + 4, b.offsets_type = W4A16_INDEX_INT64), W4A16_STATUS_MISALIGNED, "8-byte");
+  REFUSES(b.row_index = (const int32_t *)(buf + 2), W4A16_STATUS_MISALIGNED, "row index");
+  REFUSES(b.status = (int *)(buf + 1), W4A16_STATUS_MISALIGNED, "status");
+  REFUSES(b.alpha = NAN, W4A16_STATUS_INVALID_VALUE, "alpha");
+#undef REFUSES
 }
 
 static void test_tables(void **state) {
@@ -507,13 +566,89 @@ static void test_bad_offsets(void **state) {
   assert_int_equal(failed, 0);
 }
 
+/* the grouped profiler on a caller's problem: every row a kernel that can implement it, fastest
+   first, each OK; the timed launches leave the product in D (the guards and the rows past offsets[E]
+   untouched) and 0 in the status word */
+static void test_profile(void **state) {
+  (void)state;
+  if (!have_gpu() || w4a16_grouped_kernel_count() == 0) {
+    skip();
+    return;
+  }
+  int dev = 0, major = 0, minor = 0;
+  CUDA_OK(cudaGetDevice(&dev));
+  CUDA_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  const int cc = major * 10 + minor;
+  test_rng rng = test_rng_fresh("test_grouped profile");
+  /* unequal counts with empty experts, the row gather, per-row scales, rows above offsets[E] */
+  const gcase c = {"profile", 8, kUnequal, 5, 512, 128, 1, 1, 0};
+  const struct { w4a16_dtype dtype; w4a16_quant_mode mode; } kinds[] = {
+      {W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY},
+      {W4A16_DTYPE_F16, W4A16_FINEGRAINED_SCALE_AND_ZEROS},
+      {W4A16_DTYPE_BF16, W4A16_PER_COLUMN_SCALE_ONLY}};
+  /* a few copies of the weights (4 MiB), short rounds: the method, not a measurement */
+  const w4a16_profile_options opts = {2, 3, 4 << 20, 0};
+  int profiled = 0;
+  for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ++ki) {
+    gdata g;
+    gdata_make(&g, &c, kinds[ki].dtype, kinds[ki].mode, &rng);
+    w4a16_grouped_gemm_args a = gdata_args(&g, &c);
+    int want = 0;
+    for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+      const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+      if (cc >= k->sm_min && cc <= k->sm_max && w4a16_grouped_can_implement(k, &a) == W4A16_STATUS_OK) ++want;
+    }
+    const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
+    CUDA_OK(cudaMemset(g.d_d, 0xff, total * 2));
+    const int poison = 12345;
+    CUDA_OK(cudaMemcpy(g.d_status, &poison, sizeof poison, cudaMemcpyHostToDevice));
+    w4a16_profile_result res[64];
+    int got = -1;
+    const w4a16_status st = w4a16_grouped_profile(&a, &opts, res, 64, &got);
+    if (want == 0) { /* a build without kernels of this dtype and mode */
+      expect(st, W4A16_STATUS_NO_KERNEL, "no grouped kernel");
+      assert_int_equal(got, 0);
+      gdata_free(&g);
+      continue;
+    }
+    expect(st, W4A16_STATUS_OK, NULL);
+    assert_int_equal(got, want < 64 ? want : 64);
+    for (int i = 0; i < got; ++i) {
+      fprintf(stderr, "  %-56s %s %8.2f us %7.3f TFLOP/s %7.1f GB/s\n", res[i].kernel->name,
+              w4a16_status_name(res[i].status), (double)res[i].median_us, (double)res[i].tflops,
+              (double)res[i].gbps);
+      expect(w4a16_grouped_can_implement(res[i].kernel, &a), W4A16_STATUS_OK, NULL);
+      assert_int_equal(res[i].status, W4A16_STATUS_OK);
+      assert_true(res[i].median_us > 0.f && res[i].tflops > 0.f && res[i].gbps > 0.f);
+      if (i > 0) assert_true(res[i - 1].median_us <= res[i].median_us);
+    }
+    uint16_t *h_d = malloc(total * 2);
+    int status = -1;
+    CUDA_OK(cudaMemcpy(h_d, g.d_d, total * 2, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(&status, g.d_status, sizeof status, cudaMemcpyDeviceToHost));
+    assert_true(check_output(&g, h_d, "after w4a16_grouped_profile", "profiled"));
+    assert_int_equal(status, 0);
+    /* requested below the candidates: the fastest ones, the table still complete */
+    expect(w4a16_grouped_profile(&a, &opts, res, 1, &got), W4A16_STATUS_OK, NULL);
+    assert_int_equal(got, 1);
+    assert_int_equal(res[0].status, W4A16_STATUS_OK);
+    free(h_d);
+    gdata_free(&g);
+    ++profiled;
+  }
+  if (!profiled) skip();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_args),
+      cmocka_unit_test(test_profile_args),
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_heuristic),
       cmocka_unit_test(test_kernels),
       cmocka_unit_test(test_bad_offsets),
+      cmocka_unit_test(test_profile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

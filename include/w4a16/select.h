@@ -389,6 +389,45 @@ W4A16_API w4a16_status w4a16_profile(const w4a16_problem *problem,
                                      w4a16_profile_result *results, int requested,
                                      int *returned);
 
+/**
+ * Time every grouped kernel that can implement args on the current GPU
+ * (w4a16_grouped_can_implement, and sm_min <= compute capability <= sm_max) on
+ * the caller's buffers: args' A, offsets, row index and row scale as given (the
+ * routing is data the host never reads, so the caller's own routing is what is
+ * timed), its weights, scales and zeros as copy 0 of the rotating weight copies.
+ * The method is w4a16_profile's: the other copies are device-to-device copies of
+ * the caller's weights, scales and zeros, enough to span options->rotate_min_bytes
+ * (0: 4 x L2, capped by free device memory); each candidate is warmed up, its
+ * launches over the copies captured in a CUDA graph, and the graphs replayed in
+ * rounds, the median reported. options->seed is not used (no random inputs).
+ *
+ * The timed launches write args->d and args->status: afterwards D holds the
+ * product (every candidate computes the same one) and the status word its
+ * offsets' and row indices' check. The device is synchronized first (the
+ * caller's buffers must hold their data when the call is made), and the call
+ * returns with the profiler's work done.
+ *
+ * results[0 .. *returned): as w4a16_profile (fastest first, then the failures in
+ * w4a16_grouped_kernel_get order; *returned = min(requested, candidates)), with
+ *  tflops  2 * rows * N * K / time (rows: args->rows, the bound of offsets[E])
+ *  gbps    (every expert's packed W + scales (+ zeros) + A [rows, K] + D [rows, N])
+ *          bytes / time: an upper bound of the bytes moved, since experts without
+ *          rows are not read
+ *
+ * Not for use while other work runs on the device. Statuses, all but the last
+ * few before anything is launched: NULL_POINTER (args, results, returned, or a
+ * pointer of args), INVALID_VALUE (requested < 1, negative options), the
+ * argument checks of w4a16_grouped_gemm (INVALID_VALUE, INVALID_SHAPE,
+ * MISALIGNED, UNSUPPORTED_GROUP_SIZE, ...; INVALID_SHAPE for rows = 0, which
+ * launches nothing), NO_DEVICE, NO_KERNEL (no grouped kernel can implement args
+ * here), OUT_OF_MEMORY, CUDA_ERROR; OK when at least one candidate ran, else
+ * the status of the first one (the rows tell each candidate's).
+ */
+W4A16_API w4a16_status w4a16_grouped_profile(const w4a16_grouped_gemm_args *args,
+                                             const w4a16_profile_options *options,
+                                             w4a16_profile_result *results, int requested,
+                                             int *returned);
+
 /* --- end of profiler --- */
 
 /* ------------------------------------------------------------------------- */
