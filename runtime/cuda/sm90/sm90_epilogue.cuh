@@ -156,27 +156,70 @@ struct Epilogue {
   // Stream-K, a tile this unit began: add the partials of the clusters cid + 1 .. sk_last that finish
   // it, in that order (K order; with kStreamKRing sk_last's is in the ring, added as the epilogue
   // stages the tile). The flag warp has waited for (and cleared) their flags, most often during the
-  // mainloop.
+  // mainloop. Two partials a step (kFixupStep; both loads in flight before the adds, which keep the K
+  // order) only where a partial is a few registers a thread, TM <= 32, and not for the one-CTA-per-SM
+  // 16-token tiles: there ptxas spills and 128x16x256 runs 3-6 % slower at M = 16.
+  static constexpr int kFixupStep = C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
+  // The zero-point tiles of four consumer warpgroups (256x32x128, 104 registers a consumer thread) run
+  // the loop over the partials in consumers() (sm90_kernel.cuh), in the unit loop's function: in a
+  // function of the epilogue (streamk_fixup) the compiler computes the partials' addresses inside the
+  // loop instead of before it, and ptxas then spills 20 bytes instead of 16 and schedules their
+  // mainloop otherwise, 4 % slower at M = 32 (H100).
+  static constexpr bool kFixupInUnitLoop = C::kZeros && C::NC == 4;
+  // the last partial added from the workspace (kStreamKRing: the last comes through the ring)
+  __device__ __forceinline__ int streamk_last_slot() const { return u.sk_last - (C::kStreamKRing ? 1 : 0); }
+  // partial q's workspace slot (fragment order, as publish_streamk_partial stores it)
+  __device__ __forceinline__ const float4 *streamk_slot(int q) const {
+    return reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + cs.crank) * (C::TN * C::TM / 4);
+  }
+  // loads this thread's pieces of partial s0 (and s1 where two) into v0 (v1)
+  template <int R1, int I1>
+  __device__ __forceinline__ void load_fixup_pieces(const float4 *s0, const float4 *s1, bool two,
+                                                    float4 (&v0)[C::R][C::TM / 8], float4 (&v1)[R1][I1]) const {
+#pragma unroll
+    for (int r = 0; r < C::R; ++r)
+#pragma unroll
+      for (int i = 0; i < C::TM / 8; ++i) {
+        v0[r][i] = __ldcg(s0 + (r * (C::TM / 8) + i) * cs.nthr + cs.ltid);
+        if (two) v1[R1 > 1 ? r : 0][I1 > 1 ? i : 0] = __ldcg(s1 + (r * (C::TM / 8) + i) * cs.nthr + cs.ltid);
+      }
+  }
+  // adds this thread's pieces of one or two partials (v1 where two), loaded by the caller
+  template <int R1, int I1>
+  __device__ __forceinline__ void add_fixup_pieces(const float4 (&v0)[C::R][C::TM / 8], const float4 (&v1)[R1][I1],
+                                                   bool two) {
+#pragma unroll
+    for (int r = 0; r < C::R; ++r)
+#pragma unroll
+      for (int i = 0; i < C::TM / 8; ++i) {
+        acc[r][4 * i] += v0[r][i].x;
+        acc[r][4 * i + 1] += v0[r][i].y;
+        acc[r][4 * i + 2] += v0[r][i].z;
+        acc[r][4 * i + 3] += v0[r][i].w;
+        if (two) {
+          const float4 w = v1[R1 > 1 ? r : 0][I1 > 1 ? i : 0];
+          acc[r][4 * i] += w.x;
+          acc[r][4 * i + 1] += w.y;
+          acc[r][4 * i + 2] += w.z;
+          acc[r][4 * i + 3] += w.w;
+        }
+      }
+  }
+  // The fixup (all but the zero-point tiles of four consumer warpgroups, kFixupInUnitLoop). The
+  // cooperative tiles of <= 16 tokens first copy every partial at once into the stage ring (free: this
+  // unit, the CTA's last, has read every stage, and both warpgroups are past the barrier above), each
+  // thread the 16-byte pieces it adds (cp.async: no registers held, no other thread's data), then add
+  // them in K order from there: one round trip to L2 instead of one a partial (H100: 128x16x256
+  // 0.989-0.994x the time). Not in the scale-chunk instance (there it makes ptxas spill).
   __device__ __forceinline__ void streamk_fixup() {
     named_bar_sync(kOwnBar + (C::kCoop ? 0u : (uint32_t)cs.c), cs.nthr + 32);
-    auto slot_of = [&](int q) {
-      return reinterpret_cast<const float4 *>(p.ws) + (size_t)(q * C::kCluster + cs.crank) * (C::TN * C::TM / 4);
-    };
-    // two partials a step (both loads in flight before the adds, which keep the K order) only where a
-    // partial is a few registers a thread, TM <= 32, and not for the one-CTA-per-SM 16-token tiles:
-    // there ptxas spills and 128x16x256 runs 3-6 % slower at M = 16
-    constexpr int kStep = C::R * C::TM / 8 <= 4 && (C::TM >= 32 || C::kCtasPerSm == 2) ? 2 : 1;
-    const int q_end = u.sk_last - (C::kStreamKRing ? 1 : 0);  // (kStreamKRing: the last comes through the ring)
-    // The cooperative tiles of <= 16 tokens: every partial at once into the stage ring (free: this
-    // unit, the CTA's last, has read every stage, and both warpgroups are past the barrier above),
-    // each thread copying the 16-byte pieces it adds (cp.async: no registers held, no other thread's
-    // data), then added in K order from there: one round trip to L2 instead of one a partial (H100:
-    // 128x16x256 0.989-0.994x the time). Not in the scale-chunk instance (there it makes ptxas spill).
+    constexpr int kStep = kFixupStep;
+    const int q_end = streamk_last_slot();
     constexpr int kPart = C::TN * C::TM * 4;
     const bool cpa = C::kCoop && C::TM <= 16 && !CHUNK && (q_end - cid) * kPart <= C::STAGES * C::kStageBytes;
     if (cpa) {
       for (int q = cid + 1; q <= q_end; ++q) {
-        const float4 *src = slot_of(q) + cs.ltid;
+        const float4 *src = streamk_slot(q) + cs.ltid;
         const uint32_t dst = sm.base + (uint32_t)((q - cid - 1) * kPart) + (uint32_t)cs.ltid * 16u;
 #pragma unroll
         for (int j = 0; j < C::R * (C::TM / 8); ++j)
@@ -189,33 +232,11 @@ struct Epilogue {
     }
     for (int q = cpa ? q_end + 1 : cid + 1; q <= q_end; q += kStep) {
       const bool two = kStep == 2 && q + 1 <= q_end;
-      const float4 *s0 = slot_of(q);
-      const float4 *s1 = slot_of(two ? q + 1 : q);
+      const float4 *s0 = streamk_slot(q);
+      const float4 *s1 = streamk_slot(two ? q + 1 : q);
       float4 v0[C::R][C::TM / 8], v1[kStep == 2 ? C::R : 1][kStep == 2 ? C::TM / 8 : 1];
-#pragma unroll
-      for (int r = 0; r < C::R; ++r)
-#pragma unroll
-        for (int i = 0; i < C::TM / 8; ++i) {
-          v0[r][i] = __ldcg(s0 + (r * (C::TM / 8) + i) * cs.nthr + cs.ltid);
-          if (two)
-            v1[kStep == 2 ? r : 0][kStep == 2 ? i : 0] = __ldcg(s1 + (r * (C::TM / 8) + i) * cs.nthr + cs.ltid);
-        }
-#pragma unroll
-      for (int r = 0; r < C::R; ++r)
-#pragma unroll
-        for (int i = 0; i < C::TM / 8; ++i) {
-          acc[r][4 * i] += v0[r][i].x;
-          acc[r][4 * i + 1] += v0[r][i].y;
-          acc[r][4 * i + 2] += v0[r][i].z;
-          acc[r][4 * i + 3] += v0[r][i].w;
-          if (two) {
-            const float4 w = v1[kStep == 2 ? r : 0][kStep == 2 ? i : 0];
-            acc[r][4 * i] += w.x;
-            acc[r][4 * i + 1] += w.y;
-            acc[r][4 * i + 2] += w.z;
-            acc[r][4 * i + 3] += w.w;
-          }
-        }
+      load_fixup_pieces(s0, s1, two, v0, v1);
+      add_fixup_pieces(v0, v1, two);
     }
   }
 
@@ -315,12 +336,7 @@ struct Epilogue {
     const int rows = p.m - u.m0 < C::TM ? p.m - u.m0 : C::TM;
     constexpr int kChunks = C::TN / 8;
     char *dst = (char *)p.d;
-    int idx0 = cs.ltid;
-    // the zero-point tiles of four consumer warpgroups (104 registers): computed here, so that the
-    // first row index is not hoisted and kept live through the mainloop (it spilled and the
-    // mainloop's schedule changed: 256x32x128 4 % slower at M = 32, H100)
-    if constexpr (C::kZeros && C::NC == 4) asm volatile("" : "+r"(idx0));
-    for (int idx = idx0; idx < rows * kChunks; idx += cs.nthr) {
+    for (int idx = cs.ltid; idx < rows * kChunks; idx += cs.nthr) {
       const int ml = idx / kChunks;
       const int ch = idx - ml * kChunks;
       if (u.n0 + ch * 8 >= p.n) continue;  // columns beyond N (tail)
@@ -330,12 +346,13 @@ struct Epilogue {
     named_bar_sync(cs.epi_bar, cs.nthr);
   }
 
-  // The whole epilogue of the unit.
-  __device__ __forceinline__ void run() {
+  // The whole epilogue of the unit (kFixupInUnitLoop: all but the fixup's loop over the partials in
+  // the workspace, which is the caller's; nothing to store where it returns false).
+  __device__ __forceinline__ bool run() {
     if (C::kPairOk && p.kpair) {
       const uint32_t h = (uint32_t)kpair_rank0_kblocks(p, (p.k + C::TK - 1) / C::TK);  // rank 0's k-blocks
       ring0 = h % C::STAGES;
-      if (kpair_handoff(sm.base + ring0 * C::kStageBytes + (uint32_t)cs.ltid * 16u)) return;
+      if (kpair_handoff(sm.base + ring0 * C::kStageBytes + (uint32_t)cs.ltid * 16u)) return false;
     }
     pair_ring = C::kPairHalves && C::kPairOk && p.kpair;
     sk_ring = C::kStreamKRing && p.streamk && !u.contrib && u.sk_last >= 0;
@@ -344,9 +361,11 @@ struct Epilogue {
     } else if (u.contrib) {
       publish_streamk_partial();
     } else {
+      if constexpr (kFixupInUnitLoop) return true;
       if (u.sk_last >= 0) streamk_fixup();
       store_tile();
     }
+    return false;
   }
 };
 

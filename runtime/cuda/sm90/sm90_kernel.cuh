@@ -62,8 +62,28 @@ static __device__ __forceinline__ void consumers(const Params &p, const Maps &tm
     ml.run(u.kn);
     release_stage<C>(sm, cs, ml.prev_s);
     if (!C::kCoop) mbar_arrive_local(sm.bar_order + 8 * (1 - cs.c));  // the other warpgroup's turn
-    Epilogue<T, C, CHUNK> ep{p, sm, cs, tm, u, cid, acc, 0u, false, false};
-    ep.run();
+    using Epi = Epilogue<T, C, CHUNK>;
+    Epi ep{p, sm, cs, tm, u, cid, acc, 0u, false, false};
+    if (!ep.run()) continue;
+    if constexpr (Epi::kFixupInUnitLoop) {
+      // the stream-K fixup (Epilogue::streamk_fixup) with its loop here, in the unit loop's function
+      // (Epilogue::kFixupInUnitLoop says why)
+      static_assert(C::TM > 16, "the fixup's copies into the stage ring (TM <= 16) are Epilogue::streamk_fixup's");
+      if (u.sk_last >= 0) {
+        named_bar_sync(kOwnBar + (C::kCoop ? 0u : (uint32_t)cs.c), cs.nthr + 32);  // the flag warp's word
+        constexpr int kStep = Epi::kFixupStep;
+        const int q_end = ep.streamk_last_slot();
+        for (int q = cid + 1; q <= q_end; q += kStep) {
+          const bool two = kStep == 2 && q + 1 <= q_end;
+          const float4 *s0 = ep.streamk_slot(q);
+          const float4 *s1 = ep.streamk_slot(two ? q + 1 : q);
+          float4 v0[C::R][C::TM / 8], v1[kStep == 2 ? C::R : 1][kStep == 2 ? C::TM / 8 : 1];
+          ep.load_fixup_pieces(s0, s1, two, v0, v1);
+          ep.add_fixup_pieces(v0, v1, two);
+        }
+      }
+      ep.store_tile();
+    }
   }
   if (C::kTmaStore && cs.ltid == 0) bulk_wait0();
 }
