@@ -30,7 +30,7 @@
  *   W4A16_SM90_SCHUNK=0|2        scale rows by chunks: 0 never; 2 in every launch, not only the K pair's
  *   W4A16_SM90_A3D=0             a stage's activations by KT 2-D copies instead of one 3-D copy
  *   W4A16_SM90_CLIP_BOX=0        the last token tile's boxes of TM rows, not clipped to its rows
- *   W4A16_GEMV_NO_PDL=<any>      GEMV: plain stream order (no programmatic dependent launch)
+ *   W4A16_GEMV_NO_PDL=<any>      GEMV and grouped kernels: plain stream order (no programmatic dependent launch)
  *   W4A16_GEMV_PDL_TRIGGER=early|late|auto   the register-staged GEMV lets its dependent launch
  *                                right after its griddepcontrol.wait, after its main loop, or (auto,
  *                                the default) early only where the grid exceeds one wave

@@ -29,6 +29,7 @@
 
 #include "common/func_attr.cuh"
 #include "common/pdl.cuh"
+#include "debug.h"
 #include "kernel_abi.h"
 #include "w4a16/w4a16.h"
 
@@ -165,7 +166,7 @@ static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned lon
   if (pdl == 0) {
     cudaFuncAttributes attr;
     pdl = 1;
-    if (getenv("W4A16_GEMV_NO_PDL") == nullptr && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
+    if (w4a16_debug()->gemv_pdl && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
         attr.ptxVersion >= 90 && attr.binaryVersion >= 90)
       pdl = 2;
     (void)cudaGetLastError();
