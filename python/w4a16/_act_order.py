@@ -29,31 +29,13 @@ library's status. Every call reads the current CUDA stream and never synchronise
 
 from __future__ import annotations
 
-import ctypes
-
 import torch
 from torch import Tensor
 
 from . import _lib
-from .ops import _current_device, _raw_stream
+from .ops import _C_DTYPE, _current_device, _raw_stream, _rows_view
 
 __all__ = ["gather_k"]
-
-_C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
-_fn = None
-
-
-def _gather_fn() -> ctypes._CFuncPtr:
-    """The library's w4a16_gather_k with its prototype (bound once)."""
-    global _fn
-    if _fn is None:
-        fn = _lib.lib().w4a16_gather_k
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-                       ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
-                       ctypes.c_void_p]
-        _fn = fn
-    return _fn
 
 
 def _check(a: Tensor, perm: Tensor) -> int:
@@ -83,23 +65,14 @@ def _gather_cuda(a: Tensor, perm: Tensor) -> Tensor:
     m = out.numel() // k
     if m == 0:
         return out
-    if a.stride(-1) != 1:
-        raise ValueError(f"w4a16.gather_k: a has strides {tuple(a.stride())}; its last "
-                         "dimension must be contiguous (stride 1)")
-    try:
-        a2 = a.view(-1, k)
-    except RuntimeError:
-        raise ValueError(f"w4a16.gather_k: a of shape {tuple(a.shape)} and strides "
-                         f"{tuple(a.stride())} is not one strided [M, K] view; make it "
-                         "contiguous") from None
-    lda = a2.stride(0) if m > 1 else k
+    a2, lda = _rows_view(a, k, "a", op="w4a16.gather_k", ld_multiple=1)
     index = a.get_device()
     args = (a2.data_ptr(), lda, perm.data_ptr(), m, k, _C_DTYPE[a.dtype], out.data_ptr(), k)
     if index != _current_device():
         with torch.cuda.device(index):
-            _lib.check(_gather_fn()(*args, _raw_stream(index)))
+            _lib.check(_lib.lib().w4a16_gather_k(*args, _raw_stream(index)))
     else:
-        _lib.check(_gather_fn()(*args, _raw_stream(index)))
+        _lib.check(_lib.lib().w4a16_gather_k(*args, _raw_stream(index)))
     return out
 
 

@@ -176,11 +176,16 @@ def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
     return m, n, k, group, mode
 
 
-def _rows_view(x: Tensor, k: int, name: str) -> Tuple[Tensor, int]:
-    """x as one [M, K] strided view and its row stride in elements (no copy)."""
+def _rows_view(x: Tensor, k: int, name: str, op: str = "w4a16.gemm",
+               ld_multiple: int = 8) -> Tuple[Tensor, int]:
+    """x as one [M, K] strided view and its row stride in elements (no copy).
+
+    The row stride must be a multiple of ``ld_multiple`` elements; ``op`` names the caller in
+    the errors.
+    """
     st = x.stride()
     if st[-1] != 1 and x.shape[-1] > 1:
-        raise ValueError(f"w4a16.gemm: {name} has strides {tuple(st)}; its last "
+        raise ValueError(f"{op}: {name} has strides {tuple(st)}; its last "
                          "dimension must be contiguous (stride 1)")
     if len(st) == 2:
         x2, rows = x, x.shape[0]
@@ -188,14 +193,14 @@ def _rows_view(x: Tensor, k: int, name: str) -> Tuple[Tensor, int]:
         try:
             x2 = x.view(-1, k)
         except RuntimeError:
-            raise ValueError(f"w4a16.gemm: {name} of shape {tuple(x.shape)} and strides "
+            raise ValueError(f"{op}: {name} of shape {tuple(x.shape)} and strides "
                              f"{tuple(st)} is not one strided [M, K] view; make it "
                              "contiguous") from None
         st, rows = x2.stride(), x2.shape[0]
     ld = st[0] if rows > 1 else k
-    if ld % 8:
-        raise ValueError(f"w4a16.gemm: {name} has a row stride of {ld} elements; it must be a "
-                         "multiple of 8 (16 bytes)")
+    if ld % ld_multiple:
+        raise ValueError(f"{op}: {name} has a row stride of {ld} elements; it must be a "
+                         f"multiple of {ld_multiple} ({2 * ld_multiple} bytes)")
     return x2, ld
 
 
