@@ -3,10 +3,10 @@
 
 #include "internal.h"
 
-/* runtime/cuda/gather_k.cu: returns the launch's cudaError_t as int; pdl sets the launch's
-   programmatic-stream-serialization attribute (sm_90 and later). */
+/* runtime/cuda/gather_k.cu: returns the launch's cudaError_t as int; the launch carries programmatic
+   stream serialization where the device's image of the kernel holds griddepcontrol.wait. */
 int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
-                          int64_t ldo, int sm_count, int pdl, void *stream);
+                          int64_t ldo, int sm_count, void *stream);
 
 w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t *perm, int64_t m, int64_t k,
                             w4a16_dtype dtype, void *out, int64_t ldo, void *stream) {
@@ -39,7 +39,7 @@ w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t *perm, int
   w4a16_device_info dev;
   w4a16_status st = w4a16_current_device(&dev);
   if (st != W4A16_STATUS_OK) return st;
-  const int e = w4a16_gather_k_launch(a, lda, perm, m, (int)k, out, ldo, dev.sm_count, dev.cc >= 90, stream);
+  const int e = w4a16_gather_k_launch(a, lda, perm, m, (int)k, out, ldo, dev.sm_count, stream);
   if (e) return w4a16_fail_cuda(e, "w4a16_gather_k launch");
   w4a16_clear_error();
   return W4A16_STATUS_OK;

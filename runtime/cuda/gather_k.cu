@@ -12,9 +12,15 @@
 // the permutation - constant across the dependency, like the packed weights under w4a16.h's
 // ordering contract - before griddepcontrol.wait; A is read after it. The GEMM that follows (a
 // decode GEMV issues its first weight copies before its own wait) therefore starts streaming
-// weights while this kernel waits for A's producer and copies, instead of after it.
+// weights while this kernel waits for A's producer and copies, instead of after it. The launch
+// carries the programmatic attribute only where the device runs an image compiled for compute >= 90
+// (common/pdl.cuh: one that holds the wait).
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+#include <atomic>
+
+#include "common/pdl.cuh"
 
 namespace {
 
@@ -30,18 +36,14 @@ __device__ __forceinline__ void w4a16_gather_k_load_perm(const int32_t *perm, in
 __global__ void __launch_bounds__(kGatherThreads)
 w4a16_gather_k_kernel(const uint16_t *__restrict__ a, int64_t lda, const int32_t *__restrict__ perm,
                       int64_t m, int k, uint16_t *__restrict__ out, int64_t ldo) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  w4a16_griddep_launch_dependents();
   const int vecs = k / 8;  // 8-column output vectors per row
   const int64_t total = m * vecs;
   const int64_t stride = (int64_t)gridDim.x * kGatherThreads;
   int64_t v = (int64_t)blockIdx.x * kGatherThreads + threadIdx.x;
   int idx[8];
   if (v < total) w4a16_gather_k_load_perm(perm, (int)(v % vecs) * 8, idx);  // before the wait
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.wait;" ::: "memory");  // A's producer has completed
-#endif
+  w4a16_griddep_wait();  // A's producer has completed
   for (; v < total; v += stride) {
     const int64_t row = v / vecs;
     const int col = (int)(v - row * vecs) * 8;
@@ -61,7 +63,9 @@ w4a16_gather_k_kernel(const uint16_t *__restrict__ a, int64_t lda, const int32_t
 }  // namespace
 
 extern "C" int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
-                                     int64_t ldo, int sm_count, int pdl, void *stream) {
+                                     int64_t ldo, int sm_count, void *stream) {
+  static std::atomic<int> image_waits[64];
+  const bool pdl = w4a16_kernel_image_waits_cached(w4a16_gather_k_kernel, image_waits);
   const int64_t vecs = m * (k / 8);
   int64_t blocks = (vecs + kGatherThreads - 1) / kGatherThreads;
   const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;  // grid-stride beyond 8 waves of CTAs

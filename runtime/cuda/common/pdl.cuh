@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #include "common/splitk.cuh"
 
 static __device__ __forceinline__ void w4a16_griddep_wait(void) {
@@ -24,6 +26,36 @@ static __device__ __forceinline__ void w4a16_griddep_launch_dependents(void) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+// Whether launches of kernel may carry programmatic stream serialization: the image the current
+// device runs must hold griddepcontrol.wait, i.e. be compiled for compute >= 90 (an sm_80 image, or
+// compute_80 PTX compiled at load for a later GPU, has none, and a launch with the attribute could
+// then read its inputs while the previous kernel still writes them).
+template <class K>
+static inline bool w4a16_kernel_image_waits(K kernel) {
+  cudaFuncAttributes attr;
+  const bool ok = cudaFuncGetAttributes(&attr, reinterpret_cast<const void *>(kernel)) == cudaSuccess &&
+                  attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+// w4a16_kernel_image_waits, asked once per device ordinal (< 64; others ask every time) and kept in
+// cache (one per kernel: 0 not asked, 1 no, 2 yes).
+template <class K>
+static inline bool w4a16_kernel_image_waits_cached(K kernel, std::atomic<int> (&cache)[64]) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    (void)cudaGetLastError();
+    return w4a16_kernel_image_waits(kernel);
+  }
+  int state = cache[dev].load(std::memory_order_relaxed);
+  if (state == 0) {
+    state = w4a16_kernel_image_waits(kernel) ? 2 : 1;
+    cache[dev].store(state, std::memory_order_relaxed);
+  }
+  return state == 2;
 }
 
 // The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as a

@@ -601,13 +601,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS, W4A16_GEMV_MIN_CTAS(TILE_M
 // wait could read A while the previous kernel still writes it). The launch queries it once per
 // instantiation.
 static inline bool w4a16_gemv_pdl_ok(void (*kernel)(const struct w4a16_gemv_args)) {
-  if (!w4a16_debug()->gemv_pdl) return false;
-  cudaFuncAttributes attr;
-  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.ptxVersion >= 90 && attr.binaryVersion >= 90;
+  return w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits(kernel);
 }
 
 // The kernel arguments of a launch: split = the K split (gridDim.z), gshift = log2(group size)

@@ -157,21 +157,7 @@ static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned lon
     const cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, smem + 64 > 48 * 1024 ? smem : 0, carveout);
     if (e != cudaSuccess) return (int)e;
   }
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
-    (void)cudaGetLastError();
-    dev = -1;
-  }
-  int pdl = dev >= 0 ? pdl_cache[dev].load(std::memory_order_relaxed) : 0;
-  if (pdl == 0) {
-    cudaFuncAttributes attr;
-    pdl = 1;
-    if (w4a16_debug()->gemv_pdl && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
-        attr.ptxVersion >= 90 && attr.binaryVersion >= 90)
-      pdl = 2;
-    (void)cudaGetLastError();
-    if (dev >= 0) pdl_cache[dev].store(pdl, std::memory_order_relaxed);
-  }
+  const bool pdl = w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits_cached(kernel, pdl_cache);
   cudaLaunchAttribute at[1];
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[0].val.programmaticStreamSerializationAllowed = 1;
@@ -181,7 +167,7 @@ static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned lon
   cfg.dynamicSmemBytes = (size_t)smem;
   cfg.stream = stream;
   cfg.attrs = at;
-  cfg.numAttrs = pdl == 2 ? 1 : 0;
+  cfg.numAttrs = pdl ? 1 : 0;
   cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
   if (e == cudaSuccess) e = cudaGetLastError();
   return (int)e;
