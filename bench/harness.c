@@ -745,6 +745,19 @@ static void add_json(bench *b, const problem_summary *s, row *rows, int nrows, i
   }
   json_object_set_new(jp, "results", jr);
   json_object_set_new(jp, "skipped", js);
+  /* the kernel w4a16_gemm would launch (the heuristic's first pick), so that a report can set it
+     against the fastest kernel timed; null where the heuristic has none */
+  w4a16_heuristic_result pick;
+  int picked = 0;
+  if (w4a16_heuristic_query(p, 1, &pick, &picked) == W4A16_STATUS_OK && picked == 1) {
+    json_t *jh = json_object();
+    json_object_set_new(jh, "kernel", json_string(pick.kernel->name));
+    json_object_set_new(jh, "rule", json_string(pick.rule));
+    json_object_set_new(jh, "split_k", json_integer(pick.split_k));
+    json_object_set_new(jp, "heuristic", jh);
+  } else {
+    json_object_set_new(jp, "heuristic", json_null());
+  }
   json_array_append_new(b->json_problems, jp);
 }
 #endif

@@ -109,3 +109,16 @@ def test_plot(run_file: Path, tmp_path: Path) -> None:
     png = tmp_path / "perf-nvidia-test-gpu.png"
     assert png.stat().st_size > 1000
     assert "![speed-up over cuBLASLt against M, NVIDIA Test GPU](perf-nvidia-test-gpu.png)" in out.read_text()
+
+
+def test_keeps_sections_after_marker(run_file: Path, tmp_path: Path) -> None:
+    tool = load_tool()
+    out = tmp_path / "PERFORMANCE.md"
+    out.write_text("# old tables\n\n" + tool.MARKER + "\n\n## Mixture of experts\n\nkept\n")
+    assert tool.main([str(run_file), "--output", str(out), "--commit", "abc1234",
+                      "--date", "2026-12-06"]) == 0
+    text = out.read_text()
+    assert "# old tables" not in text
+    assert text.count(tool.MARKER) == 1
+    assert text.endswith(tool.MARKER + "\n\n## Mixture of experts\n\nkept\n")
+    assert text.index("| 4096x4096 | 1 |") < text.index(tool.MARKER)
