@@ -10,6 +10,8 @@
  *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n); zero points in groups of 128 and per column
+ *   per-column exotic     zero points per column where -z / s is no finite value of the dtype
+ *                         (s = 0, a tiny s) beside ordinary columns, every zero-point GEMV kernel
  *   TMA launch plan       every TMA GEMV kernel on fewer units than SMs whose weights go out before
  *                         the wait: the whole shared-memory carveout, the grid padded to a whole
  *                         number of CTAs per SM, and the result against the reference
@@ -300,6 +302,68 @@ static void test_long_k(void **state) {
       if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
       uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x00);
       expect_reference(&g, d, k->name, "");
+      free(d);
+      if (ws) cudaFree(ws);
+      data_destroy(&g);
+      ++tested;
+    }
+  }
+  if (!tested) skip();
+}
+
+/* Per-column zero points (group = K) whose offset -z / s is no finite value of the activation dtype:
+   a column of scale 0 (w = z), one of a tiny scale (|z / s| past fp16's range; in bf16 an ordinary
+   column), beside ordinary ones. The TMA GEMV runs them through the activation-sum correction
+   (gemv_tma.cuh, W4A16_GEMV_TMA_PCOL); every GEMV kernel of the zero-point mode, M = 1 and tile_m,
+   through the launch's rule and through each of the two TMA consumers (W4A16_GEMV_TMA_PCZ, debug.h),
+   against the float64 reference norm-wise and elementwise (one wrong column hardly moves the norm). */
+static void test_pcol_exotic(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_pcol_exotic");
+  const int sms = sm_count();
+  int tested = 0;
+  for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_kernel_get(i);
+    if (!selected(k) || k->mode != W4A16_FINEGRAINED_SCALE_AND_ZEROS) continue;
+    const int ms[2] = {1, k->tile_m};
+    for (int c = 0; c < 6; ++c) {
+      const int mi = c & 1, how = c >> 1; /* how: the rule, the per-column consumer, the group one */
+      w4a16_problem p = test_problem(ms[mi], 2 * k->tile_n, 4096, 4096, k->mode, k->dtype);
+      if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+      size_t ws_bytes = 0;
+      assert_int_equal(w4a16_workspace_size(k, &p, sms, &ws_bytes), W4A16_STATUS_OK);
+      gemv_data g;
+      data_create(&g, &r, &p);
+      /* column 3: s = 0, w = z; column 10 (row g + 8 of the first row block): the smallest normal
+         fp16 scale with z = 8 (|z / s| = 131072, past fp16's 65504); column n - 1: z = 0 */
+      g.s[3] = test_to_dtype(0.0f, p.dtype);
+      g.z[3] = test_to_dtype(0.25f, p.dtype);
+      g.s[10] = test_to_dtype(6.103515625e-05f, p.dtype);
+      g.z[10] = test_to_dtype(8.0f, p.dtype);
+      g.z[p.n - 1] = test_to_dtype(0.0f, p.dtype);
+      CUDA_OK(cudaMemcpy(g.ds, g.s, sizeof(uint16_t) * (size_t)p.n, cudaMemcpyHostToDevice));
+      CUDA_OK(cudaMemcpy(g.dz, g.z, sizeof(uint16_t) * (size_t)p.n, cudaMemcpyHostToDevice));
+      void *ws = NULL;
+      if (ws_bytes) CUDA_OK(cudaMalloc(&ws, ws_bytes));
+      w4a16_debug_for_tests()->gemv_pcz = how;
+      uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x00);
+      w4a16_debug_for_tests()->gemv_pcz = 0;
+      expect_reference(&g, d, k->name, how == 0   ? " (per-column zero points, s = 0 and a tiny s)"
+                                       : how == 1 ? " (per-column zero points, s = 0 and a tiny s; per-column consumer)"
+                                                  : " (per-column zero points, s = 0 and a tiny s; group consumer)");
+      const size_t count = (size_t)(p.m * p.n);
+      double *ref = malloc(sizeof(double) * count), *got = malloc(sizeof(double) * count);
+      assert_non_null(ref);
+      assert_non_null(got);
+      assert_int_equal(w4a16_reference_gemm(&p, g.a, g.codes, g.s, g.z, NULL, 0.75f, ref), W4A16_STATUS_OK);
+      for (size_t e = 0; e < count; ++e) got[e] = test_from_dtype(d[e], p.dtype);
+      const double err = test_elem_error(got, ref, count), tol = p.dtype == W4A16_DTYPE_F16 ? 2e-2 : 5e-2;
+      if (!(err < tol))
+        fail_msg("%s: M=%lld N=%lld: per-column zero points, s = 0 and a tiny s (consumer %d): elementwise error %.3g "
+                 "(tol %.1g)", k->name, (long long)p.m, (long long)p.n, how, err, tol);
+      free(ref);
+      free(got);
       free(d);
       if (ws) cudaFree(ws);
       data_destroy(&g);
@@ -1005,6 +1069,7 @@ int main(void) {
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
+      cmocka_unit_test(test_pcol_exotic),
       cmocka_unit_test(test_tma_launch_plan),
       cmocka_unit_test(test_stream_k),
       cmocka_unit_test(test_stream_k_waves),

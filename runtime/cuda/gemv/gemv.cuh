@@ -171,6 +171,16 @@ static __device__ __forceinline__ uint32_t w4a16_gemv_fma2(uint32_t a, uint32_t 
   return d;
 }
 
+template <bool BF16>
+static __device__ __forceinline__ uint32_t w4a16_gemv_sub2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  if constexpr (BF16)
+    asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
 // A value the compiler must keep in a register (it cannot re-derive it inside the loop)
 static __device__ __forceinline__ uint32_t w4a16_gemv_pin(uint32_t x) {
   uint32_t y;

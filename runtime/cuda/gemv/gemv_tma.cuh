@@ -65,6 +65,16 @@
 // (two of them and their reserved 1 KB exceed the 228 KB)
 #define W4A16_GEMV_TMA_OVER_HALF_SM (W4A16_GEMV_TMA_HALF_SM + 1024)
 
+// Group vectors a stage streams (scales, zeros) for the kernel of MODE and consumer variant VAR
+// (below): none for per-column scales and for per-column zero points (W4A16_GEMV_TMA_PCOL, whose
+// scale and zero are read once per unit), 2 for zero points in groups, 1 otherwise.
+#define W4A16_GEMV_TMA_PCOL_BIT 16
+static constexpr __host__ __device__ int w4a16_gemv_tma_vectors(int mode, int var) {
+  return mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0
+         : mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? ((var & W4A16_GEMV_TMA_PCOL_BIT) != 0 ? 0 : 2)
+                                                     : 1;
+}
+
 // Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
 // STAGES x [weights | A | scales | zeros], the row-block reduction buffer, the stage barriers.
 // A of a stage is one 3-D TMA box [TT k tiles][M rows][64 k] with the 128-byte swizzle (16-byte
@@ -116,12 +126,50 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 // through w4a16_gemv_tma_stage_fast: stage-invariant addresses hoisted, exact codes (q - 8 by the
 // packed subtraction of common/dequant.cuh, no bias-removing mma; zero points: q, and the zero
 // applied to each token's activation sum), mma free to interleave across the warp's four tiles.
+//   W4A16_GEMV_TMA_PCOL  FINEGRAINED_SCALE_AND_ZEROS with one group a column (group = K; alone or
+//                        with M1): per-column zero points. With zq = -z / s, w = s q + z = s (q - zq),
+//                        so the codes go into the mma as (q - 8) - (zq - 8) (the exact q - 8 of the
+//                        per-column mode, then one more packed subtraction of the row's zq - 8, held
+//                        in the activation dtype) and s[n] is applied in the epilogue as for
+//                        PER_COLUMN_SCALE_ONLY: no scale or zero streamed, no activation-sum mma. The
+//                        weight is rounded once to the activation dtype (as q - zq, a relative error
+//                        of one rounding of w, as in the zero-point modes' q s + z). A column whose
+//                        zq is not finite in that dtype (s = 0, or |z / s| past fp16's range) takes
+//                        its codes as q - 8 and gets s sum_k a (q - 8) + (z + 8 s) sum_k a from the
+//                        activation sums, read from global memory in the epilogue (rare: a warp with
+//                        no such column never reads them).
 // The generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and
 // the bias removed by one more mma per k16 step) runs only under W4A16_GEMV_TMA_GENERIC.
 #define W4A16_GEMV_TMA_M1 1
 #define W4A16_GEMV_TMA_GBIG 2
 #define W4A16_GEMV_TMA_G64 4
 #define W4A16_GEMV_TMA_G32 8
+#define W4A16_GEMV_TMA_PCOL W4A16_GEMV_TMA_PCOL_BIT
+
+// The per-column zero point of one weight row as the codes' second subtrahend (W4A16_GEMV_TMA_PCOL):
+// (zq - 8, zq - 8) in the activation dtype with zq = -z / s, and *exotic set (the pair 0) where that
+// value is not finite in the dtype; the row then needs the activation-sum correction.
+template <typename T>
+static __device__ __forceinline__ uint32_t w4a16_gemv_pcol_zero(float s, float z, bool *exotic) {
+  const float c = -z / s - 8.f;
+  const T h = w4a16_from_float<T>(c);
+  const float back = w4a16_to_float(h);
+  *exotic = !(s != 0.f && isfinite(c) && isfinite(back));
+  if (*exotic) return 0u;
+  const uint32_t bits = (uint32_t)(*reinterpret_cast<const unsigned short *>(&h));
+  return bits | bits << 16;
+}
+
+// Sum over all of K of token row m of A (fp32; every lane of the warp gets it): the activation
+// sum of the exotic-column correction (W4A16_GEMV_TMA_PCOL), off the fast path.
+template <typename T>
+static __device__ __noinline__ float w4a16_gemv_row_sum(const T *a, int k_total) {
+  float s = 0.f;
+  for (int k = (int)(threadIdx.x & 31); k < k_total; k += 32) s += w4a16_to_float(a[k]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  return s;
+}
 
 // One stage of one consumer warp, specialized (VAR above): tiles u = 0..3 of the warp (row block
 // rw, k tiles t0 + u), two at a time, for NB n8 blocks of tokens (tile_m 16: two, each weight
@@ -145,14 +193,19 @@ template <bool BF16, int MODE, int R, int NB, int TPW, int VAR>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
-                                                                 uint32_t a_swz, uint32_t z_bytes) {
+                                                                 uint32_t a_swz, uint32_t z_bytes,
+                                                                 const uint32_t (&zc)[2]) {
   static_assert(NB == 1 || NB == 2, "tile_m 4, 8 or 16: one or two n8 token blocks");
   static_assert(NB == 1 || (VAR & W4A16_GEMV_TMA_M1) == 0, "M = 1: one n8 block");
-  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+  // per-column zero points (W4A16_GEMV_TMA_PCOL): the per-column stage, and the row's zq - 8 (zc:
+  // rows g, g + 8) subtracted from the codes
+  constexpr bool PCZ = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS && (VAR & W4A16_GEMV_TMA_PCOL) != 0;
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS && !PCZ;  // zero points per group row
+  constexpr int DQ_MODE = PCZ ? W4A16_PER_COLUMN_SCALE_ONLY : MODE;
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
   // k covered by one scale (zero) row: a tile pair (groups >= 128), a tile (64), half a tile (32);
   // 0: per-column (the scales in the epilogue)
-  constexpr int GS = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0
+  constexpr int GS = DQ_MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0
                      : (VAR & W4A16_GEMV_TMA_GBIG) != 0  ? 128
                      : (VAR & W4A16_GEMV_TMA_G64) != 0   ? 64
                      : (VAR & W4A16_GEMV_TMA_G32) != 0   ? 32
@@ -168,6 +221,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   constexpr float kMagic = BF16 ? 128.f : 1024.f;
   (void)kones;
   (void)z_bytes;
+  (void)zc;
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
 #pragma unroll
   for (int u0 = 0; u0 < TPW; u0 += 2) {
@@ -244,7 +298,13 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
             w4a16_u4x8_to_f16x8_biased(wq[x][j], q[j]);
         }
       } else {
-        w4a16_gemv_dequant<BF16, MODE, false>(wq[x], q);  // exact q - 8
+        w4a16_gemv_dequant<BF16, DQ_MODE, false>(wq[x], q);  // exact q - 8
+        if constexpr (PCZ) {  // q - zq: the A fragment's registers 0, 2 are row g, 1, 3 row g + 8
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) q[j][r] = w4a16_gemv_sub2<BF16>(q[j][r], zc[r & 1]);
+        }
       }
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb)
@@ -276,9 +336,10 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
 // CTAs per SM the registers must allow (__launch_bounds__): 3 (72 registers at most) for the
 // one-row-block units (R = 1), whose grids hold two CTAs a SM, so that a CTA of the next kernel fits
 // beside them where the launch lets it (w4a16_gemv_tma_launch_variant, "beside"), in the consumers that fit 72
-// registers without spilling (groups >= 128 and per-column, no zero points); 2 otherwise.
+// registers without spilling (groups >= 128 and per-column, zero points only per column); 2 otherwise.
 #define W4A16_GEMV_TMA_MIN_CTAS(MODE, R, VAR)                                                             \
-  ((R) == 1 && (MODE) != W4A16_FINEGRAINED_SCALE_AND_ZEROS && ((VAR) & (W4A16_GEMV_TMA_M1 | W4A16_GEMV_TMA_GBIG)) != 0 && \
+  ((R) == 1 && ((MODE) != W4A16_FINEGRAINED_SCALE_AND_ZEROS || ((VAR) & W4A16_GEMV_TMA_PCOL) != 0) &&      \
+           ((VAR) & (W4A16_GEMV_TMA_M1 | W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_PCOL)) != 0 &&               \
            ((VAR) & (W4A16_GEMV_TMA_G64 | W4A16_GEMV_TMA_G32)) == 0                                        \
        ? 3                                                                                                \
        : 2)
@@ -289,8 +350,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
                           const __grid_constant__ CUtensorMap tm_s, const __grid_constant__ CUtensorMap tm_z) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   constexpr bool PC = MODE == W4A16_PER_COLUMN_SCALE_ONLY;
-  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
-  constexpr int VEC = PC ? 0 : ZP ? 2 : 1;
+  constexpr bool PCZ = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS && (VAR & W4A16_GEMV_TMA_PCOL) != 0;
+  static_assert(!PCZ || (VAR & ~W4A16_GEMV_TMA_M1) == W4A16_GEMV_TMA_PCOL, "PCOL: alone or with M1");
+  constexpr bool ZP = MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS && !PCZ;  // zeros streamed per stage
+  constexpr int VEC = w4a16_gemv_tma_vectors(MODE, VAR);
   constexpr int TT = 8 * TPW / R;  // 64-wide k tiles of each row block per stage
   constexpr int TK = 64 * TT;     // K per stage
   constexpr int NB = (TILE_M + 7) / 8;  // n8 token blocks
@@ -300,8 +363,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
   // the specialized consumer (VAR above): per-column with either bit, the fine-grained modes with
   // one of the group bits
-  constexpr bool FAST =
-      (PC && VAR != 0) || (!PC && (VAR & (W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_G64 | W4A16_GEMV_TMA_G32)) != 0);
+  constexpr bool FAST = (PC && VAR != 0) || PCZ ||
+                        (!PC && (VAR & (W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_G64 | W4A16_GEMV_TMA_G32)) != 0);
   constexpr bool BIASED = w4a16_gemv_biased<BF16, MODE>::value;  // generic consumer: bias removed by one more mma
   static_assert(R == 1 || R == 2 || R == 4 || R == 8, "R: 1, 2, 4 or 8 row blocks per CTA");
   static_assert(TPW == 2 || TPW == 4, "TPW: 2 or 4 tiles per consumer warp and stage");
@@ -416,7 +479,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     a_step = (uint32_t)M * 128u;
     a_swz = M > 1 ? 0x380u : 0u;  // M = 1: a plain copy, not swizzled
   }
-  if constexpr (FAST && !PC) {  // the group row of tiles (t0, t0 + 1) and (t0 + 2, t0 + 3) in a stage
+  if constexpr (FAST && !PC && !PCZ) {  // the group row of tiles (t0, t0 + 1) and (t0 + 2, t0 + 3) in a stage
 #pragma unroll
     for (int p = 0; p < 2; ++p)
       s_pair[p] = s_off + (uint32_t)(((t0 + 2 * p) * 64) >> gshift) * (uint32_t)(R * 32);
@@ -433,6 +496,18 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
       for (int x = 0; x < 4; ++x) acc[nb][x] = 0.f;
+    // per-column zero points: zq - 8 of rows g, g + 8 (constant, like the weights; the scale and
+    // zero are read again in the epilogue rather than held through the loop)
+    uint32_t zc[2] = {0u, 0u};
+    if constexpr (PCZ) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = 16 * (rb0 + rw) + g + 8 * h;
+        bool exotic;
+        zc[h] = w4a16_gemv_pcol_zero<T>(w4a16_to_float(((const T *)args.scales)[n]),
+                                        w4a16_to_float(((const T *)args.zeros)[n]), &exotic);
+      }
+    }
 
     for (int i = 0; i < n_st; ++i) {
       const uint32_t st = base + slot * L.stage;
@@ -440,7 +515,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
         w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
-                                                                L.z_step);
+                                                                L.z_step, zc);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {
@@ -536,7 +611,37 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
           acc[nb][3] += v.w;
         }
     }
-    w4a16_gemv_store<T, MODE, NB>(args, acc, rb0 + rw, g, t, false, 0);
+    if constexpr (PCZ) {
+      // D = s acc (+ (z + 8 s) sum_k a for the exotic rows, whose codes went in as q - 8)
+      float pc_s[2], pc_z[2];
+      bool exotic[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = 16 * (rb0 + rw) + g + 8 * h;
+        pc_s[h] = w4a16_to_float(((const T *)args.scales)[n]);
+        pc_z[h] = w4a16_to_float(((const T *)args.zeros)[n]);
+        (void)w4a16_gemv_pcol_zero<T>(pc_s[h], pc_z[h], &exotic[h]);
+      }
+      const bool any_exotic = __any_sync(0xffffffffu, exotic[0] || exotic[1]);
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float asum = 0.f;
+          if (any_exotic) {  // warp-uniform: every lane takes part in the row sums
+            for (int m = 0; m < M; ++m) {
+              const float rs = w4a16_gemv_row_sum<T>((const T *)args.a + (size_t)m * (size_t)args.lda, args.k);
+              if (m == nb * 8 + 2 * t + e) asum = rs;
+            }
+          }
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float &v = acc[nb][2 * h + e];
+            v = exotic[h] ? fmaf(fmaf(8.f, pc_s[h], pc_z[h]), asum, pc_s[h] * v) : pc_s[h] * v;
+          }
+        }
+    }
+    w4a16_gemv_store<T, PCZ ? W4A16_FINEGRAINED_SCALE_AND_ZEROS : MODE, NB>(args, acc, rb0 + rw, g, t, false, 0);
   }
 #endif
 }

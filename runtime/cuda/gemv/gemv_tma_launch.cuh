@@ -19,7 +19,7 @@ template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW, int VAR>
 static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params *p, const struct w4a16_gemv_args &a,
                                     const CUtensorMap &tm_a, const CUtensorMap &tm_s, const CUtensorMap &tm_z,
                                     cudaStream_t stream) {
-  constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
+  constexpr int VEC = w4a16_gemv_tma_vectors(MODE, VAR);
   void (*kernel)(const struct w4a16_gemv_args, const CUtensorMap, const CUtensorMap, const CUtensorMap) =
       w4a16_gemv_tma_kernel<T, MODE, R, TILE_M, STAGES, TPW, VAR>;
   // the limit of the largest layout (M = TILE_M, group 32); each launch asks for its own size.
@@ -151,6 +151,20 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
   // per-column (min_group, generator/families/gemv.py), and W4A16_GEMV_TMA_GENERIC does not apply.)
   constexpr int M1 = TILE_M <= 8 ? W4A16_GEMV_TMA_M1 : 0, GB = W4A16_GEMV_TMA_GBIG;
   constexpr int G64 = W4A16_GEMV_TMA_G64, G32 = W4A16_GEMV_TMA_G32;
+  if constexpr (MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS) {  // per-column zero points: group = K
+    // one group a column (gshift 30): tile_m 16 takes the per-column consumer (W4A16_GEMV_TMA_PCOL),
+    // tile_m 4 and 8 the zero-point consumer of groups >= 128 below. H100, bf16, six Llama layers,
+    // time over per-column scale-only, geometric mean (max): tile_m 16 at M = 16, 1.10 (1.13) per
+    // column against 1.20 (1.24); M <= 8, 1.08 (1.16) against 1.05 (1.12), where the two packed
+    // subtractions per register cost more than the zero-point consumer's sum mma.
+    // W4A16_GEMV_TMA_PCZ (debug.h) overrides the choice.
+    constexpr int PCOL = W4A16_GEMV_TMA_PCOL;
+    const int how = w4a16_debug()->gemv_pcz;  // 0 the rule, 1 per-column consumer, 2 group consumer
+    if (a.gshift == 30 && !w4a16_debug()->gemv_tma_generic && (how == 1 || (how == 0 && TILE_M > 8)))
+      return p->m == 1 && M1 != 0
+                 ? w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, M1 | PCOL>(p, a, tm_a, tm_s, tm_z, stream)
+                 : w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, PCOL>(p, a, tm_a, tm_s, tm_z, stream);
+  }
   if constexpr (TILE_M > 8) {
     return w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, GB>(p, a, tm_a, tm_s, tm_z, stream);
   } else {
