@@ -164,8 +164,9 @@ struct Epilogue {
   // the loop over the partials in consumers() (sm90_kernel.cuh), in the unit loop's function: in a
   // function of the epilogue (streamk_fixup) the compiler computes the partials' addresses inside the
   // loop instead of before it, and ptxas then spills 20 bytes instead of 16 and schedules their
-  // mainloop otherwise, 4 % slower at M = 32 (H100).
-  static constexpr bool kFixupInUnitLoop = C::kZeros && C::NC == 4;
+  // mainloop otherwise, 4 % slower at M = 32 (H100). Those of <= 16 tokens (full space only) keep
+  // streamk_fixup, whose copies of the partials into the stage ring the loop there does not have.
+  static constexpr bool kFixupInUnitLoop = C::kZeros && C::NC == 4 && C::TM > 16;
   // the last partial added from the workspace (kStreamKRing: the last comes through the ring)
   __device__ __forceinline__ int streamk_last_slot() const { return u.sk_last - (C::kStreamKRing ? 1 : 0); }
   // partial q's workspace slot (fragment order, as publish_streamk_partial stores it)
