@@ -9,7 +9,8 @@
  * reference is computed on a sample of D (every row and column of the small problems; else the first
  * and last rows and columns, the last 144 columns - the part-full last row tiles of every family -
  * and random ones), tolerances as tests/test_gpu_kernels.c. Also M = 0: OK, D untouched.
- * Fresh random data each run (W4A16_TEST_SEED replays). Exits 77 (ctest: skipped) without a GPU.
+ * Fresh random data each run (W4A16_TEST_SEED replays). Exits 77 (ctest: skipped) without a GPU. In a
+ * W4A16_KERNELS subset build a shape that no built kernel implements is counted and left out.
  * W4A16_TEST_QUICK: N in {48, 2368}, K in {192, 1408}, M in {7, 65} only (for compute-sanitizer);
  * W4A16_TEST_TRACE: each launch's problem and kernel on stderr before it runs.
  */
@@ -69,7 +70,7 @@ int main(void) {
   /* a config cache file that does not exist: the heuristic selects */
   setenv("W4A16_CACHE_PATH", "/nonexistent-w4a16-test-gpu-shapes/configs.tsv", 1);
   test_rng r = test_rng_fresh("gpu_shapes");
-  int failures = 0, cases = 0;
+  int failures = 0, cases = 0, uncovered = 0;
   double worst[2] = {0, 0}, worst_elem[2] = {0, 0};
   void *ws = NULL;
   size_t ws_bytes = 0;
@@ -183,6 +184,10 @@ int main(void) {
             ++cases;
             const w4a16_kernel_desc *kd = NULL;
             w4a16_status st = w4a16_select(&p, &kd, NULL);
+            if (st == W4A16_STATUS_NO_KERNEL && !W4A16_KERNEL_SET_COMPLETE) {
+              ++uncovered; /* a W4A16_KERNELS subset build need not cover every shape */
+              continue;
+            }
             if (st != W4A16_STATUS_OK) {
               fprintf(stderr, "FAIL %s: no kernel selected: %s (%s)\n", desc, w4a16_status_name(st),
                       w4a16_last_error_message());
@@ -269,6 +274,8 @@ int main(void) {
   for (int i = 0; i < g_npicks; ++i) fprintf(stderr, "  %5d  %s\n", g_picks[i].count, g_picks[i].kd->name);
   fprintf(stderr, "%d cases, %d failures; worst rel error f16 %.3g bf16 %.3g, elementwise f16 %.3g bf16 %.3g\n", cases,
           failures, worst[0], worst[1], worst_elem[0], worst_elem[1]);
+  if (uncovered)
+    fprintf(stderr, "%d cases without a kernel in this subset build (W4A16_KERNELS): not run\n", uncovered);
   if (ws) cudaFree(ws);
   cudaFree(dw); cudaFree(da); cudaFree(ds); cudaFree(dz); cudaFree(db); cudaFree(dd);
   free(codes); free(packed); free(a_host); free(wdq); free(aq); free(dh); free(s); free(z); free(bias);
