@@ -156,7 +156,8 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
     // tile_m 4 and 8 the zero-point consumer of groups >= 128 below. H100, bf16, six Llama layers,
     // time over per-column scale-only, geometric mean (max): tile_m 16 at M = 16, 1.10 (1.13) per
     // column against 1.20 (1.24); M <= 8, 1.08 (1.16) against 1.05 (1.12), where the two packed
-    // subtractions per register cost more than the zero-point consumer's sum mma.
+    // subtractions per register cost more than the zero-point consumer's sum mma; fp16 alike (M = 12,
+    // 16: 1.09 (1.16) against 1.17 (1.29); M <= 8: 1.07 against 1.05).
     // W4A16_GEMV_TMA_PCZ (debug.h) overrides the choice.
     constexpr int PCOL = W4A16_GEMV_TMA_PCOL;
     const int how = w4a16_debug()->gemv_pcz;  // 0 the rule, 1 per-column consumer, 2 group consumer
