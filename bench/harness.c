@@ -74,6 +74,7 @@ typedef struct bench_opts {
   int rounds;       /* kernels and cuBLAS timed in rounds (runtime/timing.h) */
   int eager;        /* launches issued by the host one by one, not graph replays (runtime/timing.h) */
   int quiet, list_only;
+  int int_zeros; /* --zeros int: integer zero points z = -s zq (checkpoints), else random float zeros */
 } bench_opts;
 
 typedef struct row {
@@ -129,6 +130,8 @@ static void usage(FILE *f) {
           "                        median reported (default 10)\n"
           "  --rotate-bytes B      bytes the rotating weight copies span (default 4 x L2; K/M/G suffix)\n"
           "  --seed N              random inputs' seed (default 1)\n"
+          "  --zeros int|float     zero points (--mode fgsz): integer ones, z = -s zq with zq in 0..15 as\n"
+          "                        checkpoints have them, or random float ones (default float)\n"
           "  --cublas-algos N      time cuBLASLt's first N heuristic algorithms, keep the best (default 4)\n"
           "  --no-cublas           skip the cuBLASLt reference\n"
           "  --rounds              time every kernel and cuBLASLt algorithm of a problem in the same\n"
@@ -264,7 +267,7 @@ static int parse_bytes(const char *opt, const char *s, size_t *out) {
 enum {
   OPT_M = 256, OPT_N, OPT_K, OPT_NK, OPT_DTYPE, OPT_MODE, OPT_GROUP, OPT_BIAS, OPT_KERNELS, OPT_EXCLUDE, OPT_TOP,
   OPT_LIST, OPT_WARMUP, OPT_ITER, OPT_ROTATE, OPT_SEED, OPT_CUBLAS_ALGOS, OPT_NO_CUBLAS, OPT_ROUNDS, OPT_EAGER,
-  OPT_PEAK_GBPS, OPT_PEAK_TFLOPS, OPT_CSV, OPT_JSON
+  OPT_PEAK_GBPS, OPT_PEAK_TFLOPS, OPT_CSV, OPT_JSON, OPT_ZEROS
 };
 
 static void free_opts(bench_opts *o) {
@@ -303,6 +306,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       {"iterations", required_argument, NULL, OPT_ITER},
       {"rotate-bytes", required_argument, NULL, OPT_ROTATE},
       {"seed", required_argument, NULL, OPT_SEED},
+      {"zeros", required_argument, NULL, OPT_ZEROS},
       {"cublas-algos", required_argument, NULL, OPT_CUBLAS_ALGOS},
       {"no-cublas", no_argument, NULL, OPT_NO_CUBLAS},
       {"rounds", no_argument, NULL, OPT_ROUNDS},
@@ -380,6 +384,11 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         if (end == a || *end || errno || a[0] == '-') rc = bad_arg("--seed", a, "expected an integer >= 0");
         break;
       }
+      case OPT_ZEROS:
+        if (!strcmp(a, "int")) o->int_zeros = 1;
+        else if (!strcmp(a, "float")) o->int_zeros = 0;
+        else rc = bad_arg("--zeros", a, "expected int or float");
+        break;
       case OPT_CUBLAS_ALGOS: rc = parse_int("--cublas-algos", a, 0, &o->cublas_algos); break;
       case OPT_NO_CUBLAS: o->cublas_algos = 0; break;
       case OPT_ROUNDS: o->rounds = 1; break;
@@ -857,6 +866,15 @@ static int run_problem(bench *b, const w4a16_problem *p, int idx, int total) {
     free(rows);
     return st == W4A16_STATUS_CUDA_ERROR || st == W4A16_STATUS_OUT_OF_MEMORY || st == W4A16_STATUS_NO_DEVICE ? 1 : 0;
   }
+  if (b->o.int_zeros && p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS &&
+      (st = w4a16_timing_data_integer_zeros(td, b->o.seed * 1000003ull + (uint64_t)idx + 7)) != W4A16_STATUS_OK) {
+    progress_clear(b);
+    errmsg("M=%lld N=%lld K=%lld: cannot set integer zeros: %s: %s\n", (long long)p->m, (long long)p->n,
+           (long long)p->k, w4a16_status_name(st), w4a16_last_error_message());
+    w4a16_timing_data_destroy(td);
+    free(rows);
+    return 1;
+  }
   s.prob = *w4a16_timing_data_problem(td);
   const w4a16_problem *np = &s.prob;
   s.p = np;
@@ -1054,6 +1072,7 @@ int w4a16_bench_main(int argc, char **argv) {
     json_object_set_new(js, "iterations", json_integer(iters));
     json_object_set_new(js, "rotate_min_bytes", json_integer((json_int_t)rot));
     json_object_set_new(js, "seed", json_integer((json_int_t)b.o.seed));
+    json_object_set_new(js, "zeros", json_string(b.o.int_zeros ? "int" : "float"));
     json_object_set_new(js, "cublas_algos", json_integer(b.cublas ? b.o.cublas_algos : 0));
     json_object_set_new(js, "rounds", json_boolean(b.o.rounds));
     json_object_set_new(js, "eager", json_boolean(b.o.eager));

@@ -38,10 +38,11 @@
  *   W4A16_GEMV_TMA_BESIDE=1      the next kernel's CTAs also beside a TMA GEMV grid of at most one CTA
  *                                per SM whose units do not fit the stages issued before the wait
  *   W4A16_GEMV_TMA_GENERIC=<any> the TMA GEMV's generic consumer for every call (tests use it)
- *   W4A16_GEMV_TMA_PCZ=col|group per-column zero points (group = K) in the TMA GEMV: its per-column
- *                                consumer (W4A16_GEMV_TMA_PCOL) or the consumer of zero points in groups
- *                                (a scale and zero row streamed per stage) for every tile; default: the
- *                                rule (gemv_tma_launch.cuh)
+ *   W4A16_GEMV_TMA_PCZ=col|group|sub  per-column zero points (group = K) in the TMA GEMV: its
+ *                                per-column consumer (W4A16_GEMV_TMA_PCOL), the consumer of zero points
+ *                                in groups (a scale and zero row streamed per stage), or the per-column
+ *                                one without its integer-offset path, for every tile; default: the rule
+ *                                (gemv_tma_launch.cuh)
  */
 #ifndef W4A16_DEBUG_H
 #define W4A16_DEBUG_H
@@ -71,7 +72,7 @@ typedef struct w4a16_debug_settings {
   int gemv_tma_ctas;      /* W4A16_GEMV_TMA_CTAS; 0: the rule */
   int gemv_tma_beside;    /* W4A16_GEMV_TMA_BESIDE=1 */
   int gemv_tma_generic;   /* W4A16_GEMV_TMA_GENERIC set */
-  int gemv_pcz;           /* W4A16_GEMV_TMA_PCZ: 0 the rule, 1 col, 2 group */
+  int gemv_pcz;           /* W4A16_GEMV_TMA_PCZ: 0 the rule, 1 col, 2 group, 3 sub */
 } w4a16_debug_settings;
 
 /* The process's settings, read from the environment on the first call (thread-safe). */

@@ -597,6 +597,27 @@ fail:
   return st;
 }
 
+w4a16_status w4a16_timing_data_integer_zeros(w4a16_timing_data *td, uint64_t seed) {
+  if (!td) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "w4a16_timing_data_integer_zeros: td is NULL");
+  const w4a16_problem *p = &td->p;
+  if (!z_bytes(p)) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "w4a16_timing_data_integer_zeros: the problem has no zeros");
+  const size_t count = (size_t)(p->k / p->group_size) * (size_t)p->n;
+  uint16_t *buf = malloc(2 * count * sizeof *buf);
+  if (!buf) return w4a16_fail(W4A16_STATUS_OUT_OF_MEMORY, "w4a16_timing_data_integer_zeros: host buffer");
+  uint16_t *sc = buf, *zs = buf + count;
+  cudaError_t e = cudaMemcpy(sc, td->rot + w_bytes(p), count * 2, cudaMemcpyDeviceToHost);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; e == cudaSuccess && i < count; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  /* xorshift64 */
+    const float zq = (float)(x >> 60), s = p->dtype == W4A16_DTYPE_BF16 ? w4a16_bf16_to_float(sc[i]) : w4a16_half_to_float(sc[i]);
+    zs[i] = p->dtype == W4A16_DTYPE_BF16 ? w4a16_float_to_bf16(-s * zq) : w4a16_float_to_half(-s * zq);
+  }
+  for (int c = 0; e == cudaSuccess && c < td->copies; ++c)
+    e = cudaMemcpy(td->rot + (size_t)c * td->copy_bytes + w_bytes(p) + s_bytes(p), zs, count * 2, cudaMemcpyHostToDevice);
+  free(buf);
+  return e == cudaSuccess ? W4A16_STATUS_OK : w4a16_fail_cuda((int)e, "w4a16_timing_data_integer_zeros: cudaMemcpy");
+}
+
 const w4a16_problem *w4a16_timing_data_problem(const w4a16_timing_data *td) { return &td->p; }
 int w4a16_timing_data_copies(const w4a16_timing_data *td) { return td->copies; }
 void *w4a16_timing_data_a(const w4a16_timing_data *td) { return td->a; }

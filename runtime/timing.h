@@ -151,6 +151,11 @@ typedef struct w4a16_timing_data w4a16_timing_data;
 w4a16_status w4a16_timing_data_create(const w4a16_problem *problem, size_t rotate_min_bytes,
                                       uint64_t seed, w4a16_timing_data **out);
 void w4a16_timing_data_destroy(w4a16_timing_data *td);
+/* Zero-point problems: replace the random float zeros of every copy by integer zero points, z = -s zq
+   with zq uniform in 0..15 (seeded), rounded to the dtype: the zeros of GPTQ / AWQ / compressed-tensors
+   checkpoints, which some kernels take faster (the TMA GEMV's per-column consumer). INVALID_VALUE for
+   a problem without zeros; CUDA_ERROR or OUT_OF_MEMORY with the thread's message set. */
+w4a16_status w4a16_timing_data_integer_zeros(w4a16_timing_data *td, uint64_t seed);
 /* The problem as normalized (lda, ldd, group size filled in). */
 const w4a16_problem *w4a16_timing_data_problem(const w4a16_timing_data *td);
 int w4a16_timing_data_copies(const w4a16_timing_data *td);

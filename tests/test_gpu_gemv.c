@@ -10,8 +10,9 @@
  *                         call path)
  *   long K                Llama-sized K (14336) against the float64 reference, M = 1 and tile_m,
  *                         one CTA row of N (tile_n); zero points in groups of 128 and per column
- *   per-column exotic     zero points per column where -z / s is no finite value of the dtype
- *                         (s = 0, a tiny s) beside ordinary columns, every zero-point GEMV kernel
+ *   per-column zeros      zero points per column: float ones with columns where -z / s is no finite
+ *                         value of the dtype (s = 0, a tiny s), integer ones (z = -s zq), and integer
+ *                         ones but for one float zero; every zero-point GEMV kernel, each consumer
  *   TMA launch plan       every TMA GEMV kernel on fewer units than SMs whose weights go out before
  *                         the wait: the whole shared-memory carveout, the grid padded to a whole
  *                         number of CTAs per SM, and the result against the reference
@@ -311,12 +312,15 @@ static void test_long_k(void **state) {
   if (!tested) skip();
 }
 
-/* Per-column zero points (group = K) whose offset -z / s is no finite value of the activation dtype:
-   a column of scale 0 (w = z), one of a tiny scale (|z / s| past fp16's range; in bf16 an ordinary
-   column), beside ordinary ones. The TMA GEMV runs them through the activation-sum correction
-   (gemv_tma.cuh, W4A16_GEMV_TMA_PCOL); every GEMV kernel of the zero-point mode, M = 1 and tile_m,
-   through the launch's rule and through each of the two TMA consumers (W4A16_GEMV_TMA_PCZ, debug.h),
-   against the float64 reference norm-wise and elementwise (one wrong column hardly moves the norm). */
+/* Per-column zero points (group = K), three kinds of zeros: (0) random float zeros and columns whose
+   offset -z / s is no finite value of the activation dtype: a column of scale 0 (w = z), one of a tiny
+   scale (|z / s| past fp16's range; in bf16 an ordinary column), which the TMA GEMV runs through the
+   activation-sum correction; (1) integer zero points z = -s zq, zq in 0..15, rounded to the dtype (the
+   checkpoints' kind: the per-column consumer's integer-offset path); (2) the same but for one float
+   zero in the first row block (that warp takes the general path). Every GEMV kernel of the zero-point
+   mode, M = 1 and tile_m, through the launch's rule and each of the TMA consumers (W4A16_GEMV_TMA_PCZ,
+   debug.h), against the float64 reference norm-wise and elementwise (one wrong column hardly moves
+   the norm). */
 static void test_pcol_exotic(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -327,8 +331,9 @@ static void test_pcol_exotic(void **state) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
     if (!selected(k) || k->mode != W4A16_FINEGRAINED_SCALE_AND_ZEROS) continue;
     const int ms[2] = {1, k->tile_m};
-    for (int c = 0; c < 6; ++c) {
-      const int mi = c & 1, how = c >> 1; /* how: the rule, the per-column consumer, the group one */
+    for (int c = 0; c < 24; ++c) {
+      /* how: the rule, the per-column consumer, the group one, the per-column one without integers */
+      const int mi = c & 1, how = (c >> 1) & 3, kind = c >> 3;
       w4a16_problem p = test_problem(ms[mi], 2 * k->tile_n, 4096, 4096, k->mode, k->dtype);
       if (w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
       size_t ws_bytes = 0;
@@ -337,11 +342,17 @@ static void test_pcol_exotic(void **state) {
       data_create(&g, &r, &p);
       /* column 3: s = 0, w = z; column 10 (row g + 8 of the first row block): the smallest normal
          fp16 scale with z = 8 (|z / s| = 131072, past fp16's 65504); column n - 1: z = 0 */
-      g.s[3] = test_to_dtype(0.0f, p.dtype);
-      g.z[3] = test_to_dtype(0.25f, p.dtype);
-      g.s[10] = test_to_dtype(6.103515625e-05f, p.dtype);
-      g.z[10] = test_to_dtype(8.0f, p.dtype);
-      g.z[p.n - 1] = test_to_dtype(0.0f, p.dtype);
+      if (kind == 0) {
+        g.s[3] = test_to_dtype(0.0f, p.dtype);
+        g.z[3] = test_to_dtype(0.25f, p.dtype);
+        g.s[10] = test_to_dtype(6.103515625e-05f, p.dtype);
+        g.z[10] = test_to_dtype(8.0f, p.dtype);
+        g.z[p.n - 1] = test_to_dtype(0.0f, p.dtype);
+      } else {
+        for (int64_t j = 0; j < p.n; ++j)
+          g.z[j] = test_to_dtype(-(float)test_from_dtype(g.s[j], p.dtype) * (float)(test_rng_next(&r) & 15u), p.dtype);
+        if (kind == 2) g.z[5] = test_to_dtype(-0.0123f, p.dtype);
+      }
       CUDA_OK(cudaMemcpy(g.ds, g.s, sizeof(uint16_t) * (size_t)p.n, cudaMemcpyHostToDevice));
       CUDA_OK(cudaMemcpy(g.dz, g.z, sizeof(uint16_t) * (size_t)p.n, cudaMemcpyHostToDevice));
       void *ws = NULL;
@@ -349,9 +360,9 @@ static void test_pcol_exotic(void **state) {
       w4a16_debug_for_tests()->gemv_pcz = how;
       uint16_t *d = run_bits(&g, k, ws, ws_bytes, 0x00);
       w4a16_debug_for_tests()->gemv_pcz = 0;
-      expect_reference(&g, d, k->name, how == 0   ? " (per-column zero points, s = 0 and a tiny s)"
-                                       : how == 1 ? " (per-column zero points, s = 0 and a tiny s; per-column consumer)"
-                                                  : " (per-column zero points, s = 0 and a tiny s; group consumer)");
+      char what[96];
+      snprintf(what, sizeof what, " (per-column zero points of kind %d, consumer %d)", kind, how);
+      expect_reference(&g, d, k->name, what);
       const size_t count = (size_t)(p.m * p.n);
       double *ref = malloc(sizeof(double) * count), *got = malloc(sizeof(double) * count);
       assert_non_null(ref);
@@ -360,8 +371,8 @@ static void test_pcol_exotic(void **state) {
       for (size_t e = 0; e < count; ++e) got[e] = test_from_dtype(d[e], p.dtype);
       const double err = test_elem_error(got, ref, count), tol = p.dtype == W4A16_DTYPE_F16 ? 2e-2 : 5e-2;
       if (!(err < tol))
-        fail_msg("%s: M=%lld N=%lld: per-column zero points, s = 0 and a tiny s (consumer %d): elementwise error %.3g "
-                 "(tol %.1g)", k->name, (long long)p.m, (long long)p.n, how, err, tol);
+        fail_msg("%s: M=%lld N=%lld: per-column zero points of kind %d (consumer %d): elementwise error %.3g "
+                 "(tol %.1g)", k->name, (long long)p.m, (long long)p.n, kind, how, err, tol);
       free(ref);
       free(got);
       free(d);

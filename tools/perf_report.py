@@ -218,6 +218,8 @@ def bench_command(run: Run) -> str:
     for key in ("bias", "rounds", "eager"):
         if s.get(key):
             args.append("--" + key)
+    if s.get("zeros") == "int":
+        args += ["--zeros", "int"]
     for key, flag in (("kernels", "--kernels"), ("exclude", "--exclude")):
         if s.get(key):
             args += [flag, f"'{s[key]}'"]

@@ -93,6 +93,7 @@ struct w4a16_gemv_args {
   uint32_t gshift;         // log2(group size): the fine-grained group sizes are powers of two
   float alpha;
   int late_trigger;        // PDL: griddepcontrol.launch_dependents after the main loop (1) or at once (0)
+  int pcol_int;            // TMA GEMV per-column zero points: integer offsets as such (1; 0: never)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -638,6 +639,7 @@ static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launc
   if (p->group_size >= p->k) a.gshift = 30;
   a.alpha = p->alpha;
   a.late_trigger = 0;
+  a.pcol_int = 1;
   return a;
 }
 

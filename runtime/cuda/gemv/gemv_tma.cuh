@@ -137,7 +137,12 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 //                        zq is not finite in that dtype (s = 0, or |z / s| past fp16's range) takes
 //                        its codes as q - 8 and gets s sum_k a (q - 8) + (z + 8 s) sum_k a from the
 //                        activation sums, read from global memory in the epilogue (rare: a warp with
-//                        no such column never reads them).
+//                        no such column never reads them). Where every row of a warp has an integer
+//                        offset (zq within the rounding of z in the dtype of an integer r, |r| <= 120:
+//                        the zero points of GPTQ, AWQ and compressed-tensors checkpoints, z = -s zq),
+//                        its codes come exact as q - r in one subtraction (MAGIC + q less MAGIC + r,
+//                        both exact), the cost of the per-column scale-only codes; the result then
+//                        differs from s q + z by at most the rounding of z to the dtype.
 // The generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and
 // the bias removed by one more mma per k16 step) runs only under W4A16_GEMV_TMA_GENERIC.
 #define W4A16_GEMV_TMA_M1 1
@@ -158,6 +163,18 @@ static __device__ __forceinline__ uint32_t w4a16_gemv_pcol_zero(float s, float z
   if (*exotic) return 0u;
   const uint32_t bits = (uint32_t)(*reinterpret_cast<const unsigned short *>(&h));
   return bits | bits << 16;
+}
+
+// The per-column zero point as an integer code offset (W4A16_GEMV_TMA_PCOL): r = -z / s rounded, and
+// whether -z / s is r up to the rounding of z to the activation dtype (2^-8 of |r| for bf16, 2^-11 for
+// fp16) with |r| <= 120 (MAGIC + r exact: 128 + r in bf16, 1024 + r and 64 + r in fp16).
+template <typename T>
+static __device__ __forceinline__ bool w4a16_gemv_pcol_integer(float s, float z, float *r) {
+  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
+  const float c = -z / s;
+  *r = rintf(c);
+  const float tol = (BF16 ? 0x1p-8f : 0x1p-11f) * fabsf(*r) + 0x1p-20f;
+  return s != 0.f && isfinite(c) && fabsf(c - *r) <= tol && fabsf(*r) <= 120.f;
 }
 
 // Sum over all of K of token row m of A (fp32; every lane of the warp gets it): the activation
@@ -189,7 +206,7 @@ static __device__ __noinline__ float w4a16_gemv_row_sum(const T *a, int k_total)
 // in a chain of their own; the generic consumer instead forms q s + z per weight in 16-bit floats.
 // Like the bias-removing mma of the generic bf16 consumer (w4a16_gemv_biased), the result equals
 // the exact codes' up to the fp32 rounding of the larger biased partial sums.
-template <bool BF16, int MODE, int R, int NB, int TPW, int VAR>
+template <bool BF16, int MODE, int R, int NB, int TPW, int VAR, bool FZ = false>
 static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB][4], uint32_t st, uint32_t w_off,
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
@@ -222,6 +239,8 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   (void)kones;
   (void)z_bytes;
   (void)zc;
+  static_assert(!FZ || (MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS && (VAR & W4A16_GEMV_TMA_PCOL) != 0),
+                "integer offsets: the per-column zero-point consumer only");
   const uint32_t chunk16 = (uint32_t)((threadIdx.x & 31) >> 3) << 4;
 #pragma unroll
   for (int u0 = 0; u0 < TPW; u0 += 2) {
@@ -296,6 +315,27 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
             w4a16_u4x8_to_bf16x8_biased(wq[x][j], q[j]);
           else
             w4a16_u4x8_to_f16x8_biased(wq[x][j], q[j]);
+        }
+      } else if constexpr (FZ) {
+        // exact q - r: MAGIC + q (one lop3) less the row's MAGIC + r (zc: rows g, g + 8 for bf16; for
+        // fp16 the low nibbles' 1024 + r of row g, and -(64 + r) of row g + 8 for the high nibbles,
+        // which come as 1024 + 16 q: common/dequant.cuh)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (BF16) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              q[j][i] = w4a16_gemv_sub2<true>(w4a16_lop3_and_or(wq[x][j] >> (4 * i), 0x000f000fu, 0x43004300u),
+                                              zc[i & 1]);
+          } else {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const uint32_t v = wq[x][j] >> (8 * h);
+              q[j][2 * h] = w4a16_gemv_sub2<false>(w4a16_lop3_and_or(v, 0x000f000fu, 0x64006400u), zc[0]);
+              q[j][2 * h + 1] =
+                  w4a16_gemv_fma2<false>(w4a16_lop3_and_or(v, 0x00f000f0u, 0x64006400u), 0x2c002c00u, zc[1]);
+            }
+          }
         }
       } else {
         w4a16_gemv_dequant<BF16, DQ_MODE, false>(wq[x], q);  // exact q - 8
@@ -498,14 +538,31 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       for (int x = 0; x < 4; ++x) acc[nb][x] = 0.f;
     // per-column zero points: zq - 8 of rows g, g + 8 (constant, like the weights; the scale and
     // zero are read again in the epilogue rather than held through the loop)
+    // or, where every row of the warp has an integer offset r (int_zeros), MAGIC + r in its place (fp16:
+    // see w4a16_gemv_tma_stage_fast)
     uint32_t zc[2] = {0u, 0u};
+    bool int_zeros = false;
     if constexpr (PCZ) {
+      float sv[2], zv[2], r[2];
+      bool all_int = true;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int n = 16 * (rb0 + rw) + g + 8 * h;
-        bool exotic;
-        zc[h] = w4a16_gemv_pcol_zero<T>(w4a16_to_float(((const T *)args.scales)[n]),
-                                        w4a16_to_float(((const T *)args.zeros)[n]), &exotic);
+        sv[h] = w4a16_to_float(((const T *)args.scales)[n]);
+        zv[h] = w4a16_to_float(((const T *)args.zeros)[n]);
+        all_int = w4a16_gemv_pcol_integer<T>(sv[h], zv[h], &r[h]) && all_int;
+      }
+      int_zeros = __all_sync(0xffffffffu, all_int) && args.pcol_int;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (int_zeros) {
+          const T mh = w4a16_from_float<T>(BF16 ? 128.f + r[h] : h == 0 ? 1024.f + r[h] : -(64.f + r[h]));
+          const uint32_t bits = (uint32_t)(*reinterpret_cast<const unsigned short *>(&mh));
+          zc[h] = bits | bits << 16;
+        } else {
+          bool exotic;
+          zc[h] = w4a16_gemv_pcol_zero<T>(sv[h], zv[h], &exotic);
+        }
       }
     }
 
@@ -514,8 +571,12 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
       if constexpr (FAST) {
-        w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
-                                                                L.z_step, zc);
+        if (PCZ && int_zeros)  // warp-uniform
+          w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR, PCZ>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
+                                                                       L.z_step, zc);
+        else
+          w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
+                                                                  L.z_step, zc);
         // this thread is done with the slot (see below)
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
         if (++slot == STAGES) {

@@ -110,6 +110,7 @@ template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
   constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
   struct w4a16_gemv_args a = w4a16_gemv_args_of(p, 1);
+  a.pcol_int = w4a16_debug()->gemv_pcz != 3;  // W4A16_GEMV_TMA_PCZ=sub: integer offsets as any others
   if (VEC == 0) a.gshift = 0;  // per-column: no group rows (the layout's scale area is empty)
 
   constexpr int TT = 8 * TPW / R;
@@ -160,8 +161,8 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
     // 16: 1.09 (1.16) against 1.17 (1.29); M <= 8: 1.07 against 1.05).
     // W4A16_GEMV_TMA_PCZ (debug.h) overrides the choice.
     constexpr int PCOL = W4A16_GEMV_TMA_PCOL;
-    const int how = w4a16_debug()->gemv_pcz;  // 0 the rule, 1 per-column consumer, 2 group consumer
-    if (a.gshift == 30 && !w4a16_debug()->gemv_tma_generic && (how == 1 || (how == 0 && TILE_M > 8)))
+    const int how = w4a16_debug()->gemv_pcz;  // 0 the rule, 1 per-column, 2 group, 3 per-column without integers
+    if (a.gshift == 30 && !w4a16_debug()->gemv_tma_generic && (how == 1 || how == 3 || (how == 0 && TILE_M > 8)))
       return p->m == 1 && M1 != 0
                  ? w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, M1 | PCOL>(p, a, tm_a, tm_s, tm_z, stream)
                  : w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, PCOL>(p, a, tm_a, tm_s, tm_z, stream);
