@@ -40,8 +40,9 @@
 // share each dequantized fragment), against about 80 executed by the
 // generic one, whose chain per tile is twice as long (8 mma: w4a16_gemv_tile_mma,
 // shared with gemv.cuh; bf16 codes biased by 128, the bias removed by one more mma,
-// w4a16_gemv_biased). The 8 / R warps of a row block are summed in a reduction buffer in warp
-// order (deterministic), then stored (w4a16_gemv_store).
+// w4a16_gemv_biased). Per-column zero points on the tile_m 16 kernels take the specialized stage in
+// a per-column form (W4A16_GEMV_TMA_PCOL below). The 8 / R warps of a row block are summed in a
+// reduction buffer in warp order (deterministic), then stored (w4a16_gemv_store).
 //
 // Programmatic dependent launch: before griddepcontrol.wait a CTA issues the weight and scale
 // (zero) copies of its first STAGES stages - the quantized weights, which w4a16.h's ordering
