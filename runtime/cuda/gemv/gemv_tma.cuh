@@ -66,16 +66,6 @@
 // (two of them and their reserved 1 KB exceed the 228 KB)
 #define W4A16_GEMV_TMA_OVER_HALF_SM (W4A16_GEMV_TMA_HALF_SM + 1024)
 
-// Group vectors a stage streams (scales, zeros) for the kernel of MODE and consumer variant VAR
-// (below): none for per-column scales and for per-column zero points (W4A16_GEMV_TMA_PCOL, whose
-// scale and zero are read once per unit), 2 for zero points in groups, 1 otherwise.
-#define W4A16_GEMV_TMA_PCOL_BIT 16
-static constexpr __host__ __device__ int w4a16_gemv_tma_vectors(int mode, int var) {
-  return mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0
-         : mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? ((var & W4A16_GEMV_TMA_PCOL_BIT) != 0 ? 0 : 2)
-                                                     : 1;
-}
-
 // Shared-memory layout of one launch (runtime M and group size), from a 1024-byte aligned base:
 // STAGES x [weights | A | scales | zeros], the row-block reduction buffer, the stage barriers.
 // A of a stage is one 3-D TMA box [TT k tiles][M rows][64 k] with the 128-byte swizzle (16-byte
@@ -150,7 +140,16 @@ static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_ge
 #define W4A16_GEMV_TMA_GBIG 2
 #define W4A16_GEMV_TMA_G64 4
 #define W4A16_GEMV_TMA_G32 8
-#define W4A16_GEMV_TMA_PCOL W4A16_GEMV_TMA_PCOL_BIT
+#define W4A16_GEMV_TMA_PCOL 16
+
+// Group vectors a stage streams (scales, zeros) for the kernel of MODE and consumer variant VAR:
+// none for per-column scales and for per-column zero points (W4A16_GEMV_TMA_PCOL, whose scale and
+// zero are read once per unit), 2 for zero points in groups, 1 otherwise.
+static constexpr __host__ __device__ int w4a16_gemv_tma_vectors(int mode, int var) {
+  return mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0
+         : mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? ((var & W4A16_GEMV_TMA_PCOL) != 0 ? 0 : 2)
+                                                     : 1;
+}
 
 // The per-column zero point of one weight row as the codes' second subtrahend (W4A16_GEMV_TMA_PCOL):
 // (zq - 8, zq - 8) in the activation dtype with zq = -z / s, and *exotic set (the pair 0) where that

@@ -108,7 +108,7 @@ static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params
 // (one group row: gshift 30, w4a16_gemv_args_of).
 template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cudaStream_t stream) {
-  constexpr int VEC = MODE == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : MODE == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? 2 : 1;
+  constexpr int VEC = w4a16_gemv_tma_vectors(MODE, 0);  // the tensor maps of the variants that stream them
   struct w4a16_gemv_args a = w4a16_gemv_args_of(p, 1);
   a.pcol_int = w4a16_debug()->gemv_pcz != 3;  // W4A16_GEMV_TMA_PCZ=sub: integer offsets as any others
   if (VEC == 0) a.gshift = 0;  // per-column: no group rows (the layout's scale area is empty)
