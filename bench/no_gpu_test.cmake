@@ -52,3 +52,4 @@ check_bad("iterations over the cap" "--iterations" --iterations 5000 --m 16 --nk
 check_bad("rotate-bytes overflow" "--rotate-bytes" --rotate-bytes 17179869184G --m 16 --nk 4096x4096)
 check_bad("rotate-bytes 0" "--rotate-bytes" --rotate-bytes 0 --m 16 --nk 4096x4096)
 check_bad("eager in rounds" "--eager and --rounds" --eager --rounds --m 16 --nk 4096x4096)
+check_bad("zeros neither int nor float" "--zeros" --zeros half --m 16 --nk 4096x4096 --mode fgsz)
