@@ -18,10 +18,12 @@ The harness records the heuristic's pick of each problem as ``"heuristic": {"ker
 (``"heuristic": NAME`` or a result with ``"heuristic": true`` are read too); the column shows the
 pick's time where the pick is among the kernels timed.
 
+A run may carry top-level ``commit`` and ``date`` strings; otherwise ``--commit`` (default:
+``git rev-parse --short HEAD``) and ``--date`` (default: today, UTC) are used.
+
 The generated tables end with the line ``MARKER`` (below); when ``--output`` names a file that holds
 that line, everything after it is kept, so that sections recorded by other benchmarks
-(bench/python_op_bench.py, bench/moe_bench.py, ...) survive a regeneration. A run may carry top-level ``commit`` and ``date`` strings; otherwise ``--commit``
-(default: ``git rev-parse --short HEAD``) and ``--date`` (default: today, UTC) are used.
+(bench/python_op_bench.py, bench/moe_bench.py, ...) survive a regeneration.
 
 Where matplotlib is installed, one PNG per GPU goes to ``--plot-dir``: speed-up over cuBLASLt
 against M, one line per layer (per run and layer when a GPU has several runs).
@@ -327,7 +329,7 @@ def kept_sections(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
-    head, sep, tail = text.partition(MARKER + "\n")
+    _, sep, tail = text.partition(MARKER + "\n")
     return tail if sep else ""
 
 
