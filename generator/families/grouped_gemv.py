@@ -10,6 +10,7 @@ K of 64 (the K tail's tiles are skipped).
 import itertools
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
+from .gemv import warps_k
 
 FAMILY = Family.GEMV
 ARCH = Arch.SM80
@@ -31,8 +32,7 @@ def smem_bytes(mode, tn, tm, tk, stages):
     """Mirrors w4a16_ggemv_shape::SMEM."""
     scv = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
            QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
-    wn = tn // 16
-    wk = 8 // wn
+    wn, wk = tn // 16, warps_k(tn)
     stage = tn * tk // 2 + tm * (tk * 2 + 16) + scv * (tk // 32) * tn * 2
     red = (wk - 1) * wn * (tm // 8) * 32 * 16
     return max(stages * stage, red)
@@ -54,7 +54,7 @@ def is_valid(c):
         return False, "tile_n must be 32, 64 or 128 (2, 4 or 8 warps along N)"
     if c.tile_m not in (8, 16):
         return False, "tile_m must be 8 or 16"
-    wk = 8 // (c.tile_n // 16)
+    wk = warps_k(c.tile_n)
     if c.tile_k % (64 * wk) or c.tile_k < 64 * wk:
         return False, "tile_k must be a multiple of 64 x the warps along K"
     if (c.tile_n * c.tile_k // 32) % THREADS:
