@@ -321,10 +321,10 @@ static void test_long_k(void **state) {
    mode, M = 1 and tile_m, through the launch's rule and each of the TMA consumers (W4A16_GEMV_TMA_PCZ,
    debug.h), against the float64 reference norm-wise and elementwise (one wrong column hardly moves
    the norm). */
-static void test_pcol_exotic(void **state) {
+static void test_pcol_zeros(void **state) {
   (void)state;
   if (!gpu_present()) skip();
-  test_rng r = test_rng_fresh("gemv_pcol_exotic");
+  test_rng r = test_rng_fresh("gemv_pcol_zeros");
   const int sms = sm_count();
   int tested = 0;
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
@@ -1080,7 +1080,7 @@ int main(void) {
       cmocka_unit_test(test_splitk_deterministic),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
-      cmocka_unit_test(test_pcol_exotic),
+      cmocka_unit_test(test_pcol_zeros),
       cmocka_unit_test(test_tma_launch_plan),
       cmocka_unit_test(test_stream_k),
       cmocka_unit_test(test_stream_k_waves),
