@@ -16,6 +16,14 @@
    tile (H100, bench/moe_bench.py: Mixtral at T = 64, 16 rows an expert, 1.6x slower in the decode
    form than the dense loop) */
 #define GROUPED_DECODE_ROWS 8
+/* the experts of the Hopper form's table (Cfg::kMaxExperts, sm90/sm90_config.cuh) */
+#define GROUPED_SM90_MAX_EXPERTS 256
+/* the Hopper form above this many rows a used expert (below, the sm80-class form's 32-token tile
+   wastes less: H100, bench/moe_bench.py --sweep, 16 rows an expert 1.5x faster than the Hopper
+   form's best), its 256-token tile from GROUPED_SM90_WIDE_ROWS on and its 128-token tile below (64
+   to 256 rows an expert: 128x128x128 ahead of 128x64x128 and 128x256x64 by 3-40 %) */
+#define GROUPED_SM90_MIN_ROWS 32
+#define GROUPED_SM90_WIDE_ROWS 512
 
 size_t w4a16_grouped_kernel_count(void) {
   size_t n;
@@ -74,6 +82,10 @@ w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kd, const w4a1
   if (!kd->grouped)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s is not a grouped kernel (w4a16_grouped_kernel_get lists them)",
                       kd->name);
+  /* the Hopper form walks a table of the experts in shared memory (grouped/grouped_sm90.cuh) */
+  if (kd->family == W4A16_FAMILY_SM90 && args->experts > GROUPED_SM90_MAX_EXPERTS)
+    return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s takes at most %d experts; experts = %" PRId64, kd->name,
+                      GROUPED_SM90_MAX_EXPERTS, args->experts);
   /* the dense rules of its tile (dtype, mode, N and K multiples, group) on one expert's problem */
   w4a16_kernel_desc dense = *kd;
   dense.grouped = 0;
@@ -145,8 +157,13 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
     if (ctas >= 1.9 * sm_count) return 1000.0 - kd->tile_n;
     return 2000.0 + kd->tile_n;
   }
-  /* tensor-core: the token tile nearest the rows an expert (padding against reuse), then the
-     column tile that fills the SMs */
+  if (kd->family == W4A16_FAMILY_SM90) {
+    if (per_expert <= GROUPED_SM90_MIN_ROWS) return (decode ? 2e6 : 5000.0) + kd->tile_m;
+    const double want = per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0 : 128.0;
+    return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) + kd->tile_n / 1024.0;
+  }
+  /* sm80-class tensor-core: the token tile nearest the rows an expert (padding against reuse), then
+     the column tile that fills the SMs */
   const double tile_cost = (double)kd->tile_m >= per_expert ? (double)kd->tile_m / per_expert : per_expert / kd->tile_m;
   const double tiles = (double)used * ((per_expert + kd->tile_m - 1) / kd->tile_m) *
                        (double)((a->n + kd->tile_n - 1) / kd->tile_n);

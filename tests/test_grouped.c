@@ -183,6 +183,14 @@ static void test_tables(void **state) {
     a.mode = k->mode;
     a.group_size = k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128;
     expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_DTYPE_MISMATCH, NULL);
+    if (k->family == W4A16_FAMILY_SM90) { /* the Hopper form's table holds 256 experts */
+      a.dtype = k->dtype;
+      a.experts = 256;
+      expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_OK, NULL);
+      a.experts = 257;
+      expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_NOT_SUPPORTED, "at most 256 experts");
+      a = base_args();
+    }
   }
   for (size_t i = 0; i < w4a16_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_kernel_get(i);
@@ -199,18 +207,20 @@ static void test_heuristic(void **state) {
   const w4a16_kernel_desc *out[8];
   int got = 0;
   expect(w4a16_grouped_heuristic_query(&a, 132, 0, out, &got), W4A16_STATUS_INVALID_VALUE, "requested");
-  int have_gemv = 0, have_sm80 = 0;
+  int have_gemv = 0, have_sm80 = 0, have_sm90 = 0;
   for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
     const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
     if (k->dtype != W4A16_DTYPE_BF16 || k->mode != W4A16_FINEGRAINED_SCALE_ONLY) continue;
     have_gemv |= k->family == W4A16_FAMILY_GEMV;
     have_sm80 |= k->family == W4A16_FAMILY_SM80;
+    have_sm90 |= k->family == W4A16_FAMILY_SM90;
   }
   if (!have_gemv || !have_sm80) {
     skip();
     return;
   }
-  /* decode: 8 rows over 128 experts -> the streaming form; 8192 rows over 8 -> tensor cores */
+  /* decode: 8 rows over 128 experts -> the streaming form; 8192 rows over 8 -> tensor cores (the
+     Hopper form where the build has it) */
   a.experts = 128;
   a.rows = 8;
   expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
@@ -219,7 +229,7 @@ static void test_heuristic(void **state) {
   a.experts = 8;
   a.rows = 8192;
   expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
-  assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
+  assert_int_equal(out[0]->family, have_sm90 ? W4A16_FAMILY_SM90 : W4A16_FAMILY_SM80);
   assert_true(out[0]->tile_m >= 64);
 }
 
@@ -232,6 +242,7 @@ typedef struct gcase {
   int extra_rows; /* rows past offsets[E] (an upper bound larger than the routed rows) */
   int k, group;   /* group 0: per-column */
   int gather, row_scale, off64;
+  int n;          /* 0: 256 */
 } gcase;
 
 static const int kUnequal[] = {0, 1, 5, 16, 17, 0, 33, 2};
@@ -265,7 +276,7 @@ static void gdata_free(gdata *g) {
 static void gdata_make(gdata *g, const gcase *c, w4a16_dtype dtype, w4a16_quant_mode mode, test_rng *rng) {
   memset(g, 0, sizeof *g);
   g->experts = c->experts;
-  g->n = 256;
+  g->n = c->n ? c->n : 256;
   g->k = c->k;
   g->group = mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : c->group;
   g->dtype = dtype;
@@ -434,11 +445,13 @@ static void test_kernels(void **state) {
   }
   test_rng rng = test_rng_fresh("test_grouped");
   const gcase cases[] = {
-      {"unequal", 8, kUnequal, 0, 512, 128, 0, 0, 0},
-      {"unequal gather rowscale i64", 8, kUnequal, 5, 512, 128, 1, 1, 1},
-      {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0},
-      {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0},
-      {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1},
+      {"unequal", 8, kUnequal, 0, 512, 128, 0, 0, 0, 0},
+      {"unequal gather rowscale i64", 8, kUnequal, 5, 512, 128, 1, 1, 1, 0},
+      {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0, 0},
+      {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0, 0},
+      {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1, 0},
+      /* A in grouped order (no gather), an N tail and a K tail of the 128-row tiles */
+      {"spread 0..300 rowscale i64 tails", 16, kSpread, 3, 576, 64, 0, 1, 1, 208},
   };
   const w4a16_quant_mode modes[] = {W4A16_PER_COLUMN_SCALE_ONLY, W4A16_FINEGRAINED_SCALE_ONLY,
                                     W4A16_FINEGRAINED_SCALE_AND_ZEROS};
@@ -485,16 +498,17 @@ static void test_bad_offsets(void **state) {
   }
   test_rng rng = test_rng_fresh("test_grouped bad offsets");
   static const int counts[] = {10, 6, 8, 4};
-  const gcase c = {"bad", 4, counts, 0, 512, 128, 1, 0, 0};
-  gdata g;
-  gdata_make(&g, &c, W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY, &rng);
-  const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
-  uint16_t *h_d = malloc(total * 2);
   int failed = 0, ran = 0;
-  /* offsets {0, 10, 16, 24, 28}: variants with a decreasing offset, one past rows, a negative one */
+  /* offsets {0, 10, 16, 24, 28}: variants with a decreasing offset, one past rows, a negative one
+     (A in grouped order: every form), then a row index past the token matrix (the forms that gather) */
   const int32_t bad[][5] = {{0, 10, 5, 24, 28}, {0, 10, 16, 24, 40}, {-3, 10, 16, 24, 28}};
   const int want[] = {W4A16_GROUPED_BAD_ORDER, W4A16_GROUPED_BAD_RANGE, W4A16_GROUPED_BAD_RANGE};
-  for (size_t v = 0; v < 4; ++v)
+  for (size_t v = 0; v < 4; ++v) {
+    const gcase c = {"bad", 4, counts, 0, 512, 128, v == 3, 0, 0, 0};
+    gdata g;
+    gdata_make(&g, &c, W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY, &rng);
+    const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
+    uint16_t *h_d = malloc(total * 2);
     for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
       const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
       if (filter() && fnmatch(filter(), k->name, 0) != 0) continue;
@@ -560,8 +574,9 @@ static void test_bad_offsets(void **state) {
           }
       if (v == 3) CUDA_OK(cudaMemcpy((int32_t *)g.d_idx + 3, &bad_idx, 4, cudaMemcpyHostToDevice));
     }
-  free(h_d);
-  gdata_free(&g);
+    free(h_d);
+    gdata_free(&g);
+  }
   fprintf(stderr, "test_grouped bad offsets: %d runs, %d failed\n", ran, failed);
   assert_int_equal(failed, 0);
 }
@@ -581,8 +596,8 @@ static void test_profile(void **state) {
   CUDA_OK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   const int cc = major * 10 + minor;
   test_rng rng = test_rng_fresh("test_grouped profile");
-  /* unequal counts with empty experts, the row gather, per-row scales, rows above offsets[E] */
-  const gcase c = {"profile", 8, kUnequal, 5, 512, 128, 1, 1, 0};
+  /* unequal counts with empty experts, per-row scales, rows above offsets[E]; the row gather but in the
+     first kind (whose candidates then include the forms that cannot gather) */
   const struct { w4a16_dtype dtype; w4a16_quant_mode mode; } kinds[] = {
       {W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY},
       {W4A16_DTYPE_F16, W4A16_FINEGRAINED_SCALE_AND_ZEROS},
@@ -591,6 +606,7 @@ static void test_profile(void **state) {
   const w4a16_profile_options opts = {2, 3, 4 << 20, 0};
   int profiled = 0;
   for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ++ki) {
+    const gcase c = {"profile", 8, kUnequal, 5, 512, 128, ki != 0, 1, 0, 0};
     gdata g;
     gdata_make(&g, &c, kinds[ki].dtype, kinds[ki].mode, &rng);
     w4a16_grouped_gemm_args a = gdata_args(&g, &c);

@@ -4,6 +4,6 @@
   is_valid(cfg)            (ok, reason): validity rules
   is_default(cfg)          membership in the default build set (CI-sized)
 """
-from . import gemv, grouped_gemv, grouped_sm80, sm80, sm90
+from . import gemv, grouped_gemv, grouped_sm80, grouped_sm90, sm80, sm90
 
-FAMILIES = (sm80, sm90, gemv, grouped_gemv, grouped_sm80)
+FAMILIES = (sm80, sm90, gemv, grouped_gemv, grouped_sm80, grouped_sm90)

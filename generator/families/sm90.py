@@ -114,43 +114,54 @@ def stage_bytes(mode, tn, tm, tk):
     return _round(raw, 1024)
 
 
-def epilogue_bytes(tn, tm, sched):
-    # TM >= 64: dense swizzled boxes for the TMA store; else rows padded by 8 elements
-    per = tm * tn * 2 if tm >= 64 else tm * (tn + 8) * 2
+# The grouped form's unit table and the gather warps' row addresses (Cfg::kTableBytes: 3 x 256 + 1
+# ints padded to 772, then tile_m pointers)
+GROUPED_TABLE_INTS = (3 * 256 + 1) // 4 * 4 + 4
+
+
+def grouped_table_bytes(tm):
+    return GROUPED_TABLE_INTS * 4 + tm * 8
+
+
+def epilogue_bytes(tn, tm, sched, grouped=False):
+    # TM >= 64 (not the grouped form): dense swizzled boxes for the TMA store; else rows padded by 8
+    # elements
+    per = tm * tn * 2 if tm >= 64 and not grouped else tm * (tn + 8) * 2
     return (1 if sched == Schedule.COOPERATIVE else 2) * per
 
 
-def _fixed_bytes(tn, tm, sched):
-    # epilogue staging, 2 order barriers, 1024 bytes of alignment slack
-    return _round(epilogue_bytes(tn, tm, sched), 16) + 16 + 1024
+def _fixed_bytes(tn, tm, sched, grouped=False):
+    # epilogue staging, 2 order barriers, the grouped form's table, 1024 bytes of alignment slack
+    return (_round(epilogue_bytes(tn, tm, sched, grouped), 16) + 16 + (grouped_table_bytes(tm) if grouped else 0)
+            + 1024)
 
 
-def smem_bytes(mode, tn, tm, tk, sched, stages, nc=2):
+def smem_bytes(mode, tn, tm, tk, sched, stages, nc=2, grouped=False):
     # stages + a full and an empty barrier per stage; a one-CTA-per-SM tile asks for more than
     # half an SM (Cfg::kSmemBytes), so smem_bytes <= SMEM_HALF_SM <=> two CTAs per SM
-    raw = stages * (stage_bytes(mode, tn, tm, tk) + 16) + _fixed_bytes(tn, tm, sched)
-    if raw <= SMEM_HALF_SM and ctas_per_sm(mode, tn, tm, tk, sched, nc) == 1:
+    raw = stages * (stage_bytes(mode, tn, tm, tk) + 16) + _fixed_bytes(tn, tm, sched, grouped)
+    if raw <= SMEM_HALF_SM and ctas_per_sm(mode, tn, tm, tk, sched, nc, grouped) == 1:
         return SMEM_HALF_SM + 1024
     return raw
 
 
-def _fit(mode, tn, tm, tk, sched, limit, most):
+def _fit(mode, tn, tm, tk, sched, limit, most, grouped=False):
     per = stage_bytes(mode, tn, tm, tk) + 16
-    return max(0, min(most, (limit - _fixed_bytes(tn, tm, sched)) // per))
+    return max(0, min(most, (limit - _fixed_bytes(tn, tm, sched, grouped)) // per))
 
 
-def ctas_per_sm(mode, tn, tm, tk, sched, nc=2):
+def ctas_per_sm(mode, tn, tm, tk, sched, nc=2, grouped=False):
     """2 for register-light tiles of two consumer warpgroups with >= MIN_STAGES_2 stages in half
     an SM, else 1."""
     if nc != 2 or consumer_registers(mode, tn, tm, tk, sched) > LIGHT_REGS:
         return 1
-    return 2 if _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2) >= MIN_STAGES_2 else 1
+    return 2 if _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2, grouped) >= MIN_STAGES_2 else 1
 
 
-def stages_for(mode, tn, tm, tk, sched, nc=2):
-    if ctas_per_sm(mode, tn, tm, tk, sched, nc) == 2:
-        return _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2)
-    return _fit(mode, tn, tm, tk, sched, SMEM_LIMIT, MAX_STAGES)
+def stages_for(mode, tn, tm, tk, sched, nc=2, grouped=False):
+    if ctas_per_sm(mode, tn, tm, tk, sched, nc, grouped) == 2:
+        return _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2, grouped)
+    return _fit(mode, tn, tm, tk, sched, SMEM_LIMIT, MAX_STAGES, grouped)
 
 
 def consumer_registers(mode, tn, tm, tk, sched, nc=2):

@@ -1,6 +1,6 @@
 // cp_async.cuh - per-thread asynchronous 16-byte copies global -> shared (cp.async, sm_80 and later;
 // PTX ISA "cp.async"), shared by the GEMV family's activation stages and the sm90 family's stream-K
-// fixup. Cached in L2 only (.cg).
+// fixup and the grouped form's row gather. Cached in L2 only (.cg).
 #ifndef W4A16_COMMON_CP_ASYNC_CUH
 #define W4A16_COMMON_CP_ASYNC_CUH
 
@@ -9,6 +9,11 @@
 // one 16-byte copy (both addresses 16-byte aligned) into this thread's current group
 static __device__ __forceinline__ void w4a16_cp_async16(uint32_t smem, const void *gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
+}
+
+// ... or, where !valid, 16 zero bytes into smem (gmem is not read)
+static __device__ __forceinline__ void w4a16_cp_async16_zfill(uint32_t smem, const void *gmem, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
 }
 
 // closes this thread's current group of copies

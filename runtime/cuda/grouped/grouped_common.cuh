@@ -44,6 +44,35 @@ static __device__ __forceinline__ int64_t w4a16_grouped_offset(const w4a16_group
   return p.offsets64 ? static_cast<const int64_t *>(p.offsets)[e] : (int64_t) static_cast<const int32_t *>(p.offsets)[e];
 }
 
+// Expert rows from the expert's offsets lo = offsets[e], hi = offsets[e + 1]: hi - lo where 0 <= lo <=
+// hi <= rows (a valid expert), else -1 (it owns no rows) with the reason's W4A16_GROUPED_BAD_* bits
+// added to flags.
+static __device__ __forceinline__ int w4a16_grouped_rows_of(const w4a16_grouped_launch_params &p, int64_t lo,
+                                                            int64_t hi, int &flags) {
+  const bool range_ok = lo >= 0 && hi >= 0 && lo <= p.rows && hi <= p.rows;
+  const bool order_ok = hi >= lo;
+  if (!range_ok) flags |= W4A16_GROUPED_BAD_RANGE;
+  if (!order_ok) flags |= W4A16_GROUPED_BAD_ORDER;
+  return range_ok && order_ok ? (int)(hi - lo) : -1;
+}
+
+// The status word (every thread of the CTA calls it, after a barrier that published warp 0's flags
+// and the end of the last valid expert): the offsets' flags, and with a row index the indices of the
+// rows below that end; one store by thread 0.
+static __device__ __forceinline__ void w4a16_grouped_write_status(const w4a16_grouped_launch_params &p, int flags,
+                                                                  int valid_end) {
+  if (!p.status) return;
+  if (p.row_index) {
+    int bad = 0;
+    for (int r = threadIdx.x; r < valid_end; r += blockDim.x) {
+      const int t = p.row_index[r];
+      bad |= t < 0 || t >= p.a_rows;
+    }
+    if (__syncthreads_or(bad)) flags |= W4A16_GROUPED_BAD_ROW_INDEX;
+  }
+  if (threadIdx.x == 0) *p.status = flags;
+}
+
 // The work of `slot` (tile_m tokens a tile), computed by warp 0 and handed to the CTA through
 // shared memory (every thread calls it; it synchronizes the CTA once). check: this CTA writes the
 // status word.
@@ -74,15 +103,9 @@ static __device__ __forceinline__ w4a16_grouped_work w4a16_grouped_find(const w4
         if (e0 >= p.experts) break;
         const int e = e0 + lane;
         const int64_t lo = lo_r[c], hi = hi_r[c];
-        const bool range_ok = lo >= 0 && hi >= 0 && lo <= p.rows && hi <= p.rows;
-        const bool order_ok = hi >= lo;
-        if (e < p.experts) {
-          if (!range_ok) flags |= W4A16_GROUPED_BAD_RANGE;
-          if (!order_ok) flags |= W4A16_GROUPED_BAD_ORDER;
-        }
-        const bool ok = e < p.experts && range_ok && order_ok;
-        const int cnt = ok ? (int)(hi - lo) : 0;
-        if (ok && (int)hi > end) end = (int)hi;
+        const int valid = e < p.experts ? w4a16_grouped_rows_of(p, lo, hi, flags) : -1;
+        const int cnt = valid > 0 ? valid : 0;
+        if (valid >= 0 && (int)hi > end) end = (int)hi;
         const int tiles = cnt > 0 ? (cnt - 1) / tile_m + 1 : 0;
         int incl = tiles;  // inclusive prefix sum over the chunk
 #pragma unroll
@@ -121,19 +144,64 @@ static __device__ __forceinline__ w4a16_grouped_work w4a16_grouped_find(const w4
   }
   __syncthreads();
   const w4a16_grouped_work w = found;
-  if (check && p.status) {
-    int flags = bad_flags;
-    if (p.row_index) {  // the row indices of the rows below the last valid expert's end
-      int bad = 0;
-      for (int r = threadIdx.x; r < valid_end; r += blockDim.x) {
-        const int t = p.row_index[r];
-        bad |= t < 0 || t >= p.a_rows;
-      }
-      if (__syncthreads_or(bad)) flags |= W4A16_GROUPED_BAD_ROW_INDEX;
-    }
-    if (threadIdx.x == 0) *p.status = flags;
-  }
+  if (check) w4a16_grouped_write_status(p, bad_flags, valid_end);
   return w;
+}
+
+// The unit table of a persistent grouped kernel (grouped/grouped_sm90.cuh), E <= 256 experts: before[e]
+// the first unit of expert e (its units: ceil(count / tile_m) token tiles x n_tiles column tiles),
+// before[E] the units in all, row0[e] and count[e] the expert's grouped rows (none where its offsets
+// are invalid, as w4a16_grouped_find counts them). Warp 0 loads the E + 1 offsets at once (one round
+// trip to memory) and scans them in chunks of 32 experts; scratch[0..1] (shared) carry its flags and
+// the end of the last valid expert to the CTA. Every thread calls it; it synchronizes the CTA. check:
+// this CTA writes the status word.
+static __device__ __forceinline__ void w4a16_grouped_table(const w4a16_grouped_launch_params &p, int tile_m,
+                                                           int n_tiles, int *before, int *row0, int *count,
+                                                           int *scratch, bool check) {
+  const int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {
+    int64_t lo_r[8], hi_r[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int e = 32 * c + lane;
+      lo_r[c] = e < p.experts ? w4a16_grouped_offset(p, e) : 0;
+      hi_r[c] = e < p.experts ? w4a16_grouped_offset(p, e + 1) : 0;
+    }
+    int base = 0, flags = 0, end = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      if (32 * c >= p.experts) break;
+      const int e = 32 * c + lane;
+      const int valid = e < p.experts ? w4a16_grouped_rows_of(p, lo_r[c], hi_r[c], flags) : -1;
+      const int cnt = valid > 0 ? valid : 0;
+      if (valid >= 0 && (int)hi_r[c] > end) end = (int)hi_r[c];
+      const int units = cnt > 0 ? ((cnt - 1) / tile_m + 1) * n_tiles : 0;
+      int incl = units;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const int v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+      }
+      if (e < p.experts) {
+        before[e] = base + incl - units;
+        row0[e] = cnt > 0 ? (int)lo_r[c] : 0;
+        count[e] = cnt;
+      }
+      base += __shfl_sync(0xffffffffu, incl, 31);
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+      flags |= __shfl_xor_sync(0xffffffffu, flags, d);
+      end = max(end, __shfl_xor_sync(0xffffffffu, end, d));
+    }
+    if (lane == 0) {
+      before[p.experts] = base;
+      scratch[0] = flags;
+      scratch[1] = end;
+    }
+  }
+  __syncthreads();
+  if (check) w4a16_grouped_write_status(p, scratch[0], scratch[1]);
 }
 
 // Token row of A for grouped row r (row_index gather), or -1 when the index is out of range.

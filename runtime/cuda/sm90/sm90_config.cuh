@@ -16,14 +16,24 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "common/dequant.cuh"
+#include "kernel_abi.h"
 #include "w4a16/w4a16.h"
 
 namespace w4a16_sm90 {
 
-template <int MODE_, int TN_, int TM_, int TK_, int CN_, int CM_, int SCHED_, int STAGES_, int NC_ = 2>
+template <int MODE_, int TN_, int TM_, int TK_, int CN_, int CM_, int SCHED_, int STAGES_, int NC_ = 2,
+          bool GROUPED_ = false>
 struct Cfg {
   static constexpr int MODE = MODE_, TN = TN_, TM = TM_, TK = TK_, CN = CN_, CM = CM_, STAGES = STAGES_;
+  // The grouped (mixture-of-experts) form (grouped/grouped_sm90.cuh): the persistent walk takes
+  // (expert, token tile, column tile) units from a table of the device offsets in shared memory
+  // (kTableOff), each unit's rows end at its expert's last row (16-byte row stores, no tensor
+  // store), and there is no split-K, stream-K or K pair.
+  static constexpr bool kGrouped = GROUPED_;
+  static constexpr int kMaxExperts = 256;  // the table's experts (grouped form)
   static constexpr bool kCoop = SCHED_ == W4A16_SCHEDULE_COOPERATIVE;
   static constexpr bool kZeros = MODE_ == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   static constexpr int kSub = kZeros ? 0 : 8;  // the code's offset (q - 8) where no zero point shifts it
@@ -49,14 +59,20 @@ struct Cfg {
   // ---- epilogue staging: with kTmaStore (TM >= 64) TN/64 boxes of [TM rows x 128 bytes] in the TMA
   // 128-byte swizzle, stored by cp.async.bulk.tensor; else rows padded to TN + 8 elements
   // (conflict-free 2-byte stores) and 16-byte stores by the threads. Pingpong: one buffer a warpgroup.
-  static constexpr bool kTmaStore = TM >= 64;
+  static constexpr bool kTmaStore = TM >= 64 && !kGrouped;
   static constexpr int kEpiStride = TN + 8;
   static constexpr int kEpiBufBytes = kTmaStore ? TM * TN * 2 : TM * kEpiStride * 2;
   static constexpr int kEpiBytes = (kCoop ? 1 : 2) * kEpiBufBytes;
   static constexpr int kEpiOff = STAGES * kStageBytes;
-  // ---- barriers: STAGES full, STAGES empty, two order barriers; then the alignment slack
+  // ---- barriers: STAGES full, STAGES empty, two order barriers; the grouped form's table (each
+  // expert's first unit, E + 1 of them, its first row and its row count: 3 kMaxExperts + 1 ints, two
+  // more for its scan, padded) and the gather warps' row addresses of their unit (TM pointers); then
+  // the alignment slack
   static constexpr int kBarOff = kEpiOff + (kEpiBytes + 15) / 16 * 16;
-  static constexpr int kSmemRaw = kBarOff + STAGES * 16 + 16 + 1024;
+  static constexpr int kTableOff = kBarOff + STAGES * 16 + 16;
+  static constexpr int kTableInts = (3 * kMaxExperts + 1) / 4 * 4 + 4;
+  static constexpr int kTableBytes = kGrouped ? kTableInts * 4 + TM * 8 : 0;
+  static constexpr int kSmemRaw = kTableOff + kTableBytes + 1024;
   static constexpr int kWarpsPerStage = kCoop ? 4 * NC : 4;  // consumer warps reading a stage
   // arrivals that free a stage: every local consumer thread that read it, plus one per consumer warp
   // of each other CTA of the cluster (their producers multicast into it)
@@ -145,7 +161,7 @@ struct Cfg {
   static constexpr int kPairBoxes = kStageBytes / (TM * 128);
   static constexpr int kPairOut = (TN / 64 + kPairBoxes - 1) / kPairBoxes;
   static constexpr bool kPairOk =
-      kCoop && kCluster == 1 && (kPairHalves ? kTmaStore && kPairLate + kPairOut <= STAGES : true);
+      kCoop && kCluster == 1 && !kGrouped && (kPairHalves ? kTmaStore && kPairLate + kPairOut <= STAGES : true);
   // The K pair's default lead (Params::kpair - 1) for the kPairHalves tiles: one k-block per 32 KB of
   // rank 1's accumulators (4 for 128x256x64, 2 for 128x128x128), so that both halves move while rank
   // 0's mainloop runs; the other tiles split K evenly.
@@ -158,11 +174,11 @@ struct Cfg {
   // H100: 128x256x64 0.983-0.998x the time of the global reads; the smaller tiles gain nothing.
   static constexpr int kStreamKRingMinBytes = 131072;
   static constexpr bool kStreamKRing =
-      kCoop && kTmaStore && TN * TM * 4 >= kStreamKRingMinBytes && TN * TM * 4 <= STAGES * kStageBytes;
+      kCoop && kTmaStore && !kGrouped && TN * TM * 4 >= kStreamKRingMinBytes && TN * TM * 4 <= STAGES * kStageBytes;
   // Stream-K with data-parallel tiles first (Params::streamk > 1): the tiles of 64 tokens or more.
   // Not compiled into the others, nor into the zero-point cluster tiles: the walk's extra branch makes
   // ptxas spill there (128x16x256's producer, zero-point 128x256x64 2x1x1).
-  static constexpr bool kStreamKDataParallel = TM_ >= 64 && !(kZeros && kCluster > 1);
+  static constexpr bool kStreamKDataParallel = TM_ >= 64 && !(kZeros && kCluster > 1) && !GROUPED_;
 
   // ---- scale rows by chunks (Params::scale_map bit 1, the kernel's CHUNK): the k-blocks whose scale
   // (zero) rows one copy brings, for the tile_k 256 tiles of 16 or 32 tokens only (which otherwise
@@ -185,6 +201,7 @@ struct Cfg {
   static_assert((TM / CN) % 8 == 0, "activation multicast slice: whole 8-row swizzle atoms");
   static_assert((TN / 16) % CM == 0, "weight multicast slice: whole 16-row blocks");
   static_assert(kSmemBytes <= 232448, "shared memory");
+  static_assert(!kGrouped || (kCluster == 1 && kScaleChunk == 1), "grouped form: 1x1x1 clusters, no scale chunks");
 };
 
 // The kernel's run-time parameters (one __grid_constant__-like struct by value; the launch fills it
@@ -239,6 +256,21 @@ struct Params {
   int tail_rows;
   float alpha;
 };
+
+// The grouped form's parameters (Cfg::kGrouped): the dense ones (m = rows, n and k an expert's) and
+// the grouped problem: the experts, offsets, row index and scale, status word; A is [rows, lda], the
+// weights [E][N/16][K/64][128 words] (one 2-D or 3-D map over E N / 16 row blocks), the scales
+// (zeros) [E][G][N] (one map over E G rows), D [rows, ldd]. A type of its own, so that the dense
+// kernels' parameters stay as they are.
+struct GroupedParams : Params {
+  w4a16_grouped_launch_params gp;
+};
+template <class C>
+using KernelParams = typename std::conditional<C::kGrouped, GroupedParams, Params>::type;
+// The grouped problem of a grouped-form kernel's parameters (only there is p a GroupedParams).
+static __device__ __forceinline__ const w4a16_grouped_launch_params &grouped_of(const Params &p) {
+  return static_cast<const GroupedParams &>(p).gp;
+}
 
 // Operations on pairs of 16-bit elements of the activation dtype (packed in a 32-bit register, the
 // lower element in the low half) and the int4 conversions of common/dequant.cuh.
@@ -328,13 +360,14 @@ struct Maps {
 
 // Named barriers: 0 the CTA, 1 (cooperative) or 2 + c (pingpong) the consumers' epilogue,
 // kFlagBar (+ c) a stream-K partial handed to the flag warp, kOwnBar (+ c) the flag warp's word that
-// the partials a tile's owner adds are in.
-constexpr uint32_t kFlagBar = 4, kOwnBar = 6;
+// the partials a tile's owner adds are in, kGatherBar the grouped form's gather warps.
+constexpr uint32_t kFlagBar = 4, kOwnBar = 6, kGatherBar = 8;
 
 // The token tile that holds the last row of M without being full: its own tensor maps.
+// (The grouped form has none: its boxes are whole token tiles, the rows past an expert's are not stored.)
 template <class C>
 static __device__ __forceinline__ bool is_tail_tile(const Params &p, int m0) {
-  return m0 < p.m && m0 + C::TM > p.m;
+  return !C::kGrouped && m0 < p.m && m0 + C::TM > p.m;
 }
 
 }  // namespace w4a16_sm90

@@ -4,7 +4,8 @@
 //   stream-K    a unit that finishes a tile another cluster began publishes its partial (workspace
 //               slot + flag); the cluster that began the tile adds the partials (the fixup);
 //   the tile    alpha, bias, conversion, staged in shared memory and stored by TMA tensor stores
-//               (TM >= 64) or 16-byte row stores; rows >= M and columns >= N are never stored.
+//               (TM >= 64) or 16-byte row stores; rows >= M (grouped form: past the unit's
+//               expert, each row scaled by its router weight) and columns >= N are never stored.
 // Every addition happens in a fixed order (K order), so a grid gives the same bits on every run.
 #ifndef W4A16_SM90_EPILOGUE_CUH
 #define W4A16_SM90_EPILOGUE_CUH
@@ -312,6 +313,18 @@ struct Epilogue {
         for (int i = 0; i < C::TM / 8; ++i) {
           float a[4];
           out4(r, i, b0, b1, a);
+          if constexpr (C::kGrouped) {
+            // the grouped rows' scales (the router's weights): token rows 8 i + 2 t + e of the unit
+            if (grouped_of(p).row_scale) {
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int m = u.m0 + 8 * i + 2 * cs.t + e;
+                const float rs = m < u.m_end ? grouped_of(p).row_scale[m] : 0.f;
+                a[e] *= rs;
+                a[2 + e] *= rs;
+              }
+            }
+          }
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const uint32_t step = 8 * C::kEpiStride * 2 * i;
@@ -334,7 +347,8 @@ struct Epilogue {
       return;
     }
     named_bar_sync(cs.epi_bar, cs.nthr);
-    const int rows = p.m - u.m0 < C::TM ? p.m - u.m0 : C::TM;
+    const int m_end = C::kGrouped ? u.m_end : p.m;
+    const int rows = m_end - u.m0 < C::TM ? m_end - u.m0 : C::TM;
     constexpr int kChunks = C::TN / 8;
     char *dst = (char *)p.d;
     for (int idx = cs.ltid; idx < rows * kChunks; idx += cs.nthr) {

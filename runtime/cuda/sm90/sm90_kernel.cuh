@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/pdl.cuh"
+#include "grouped/grouped_common.cuh"
 #include "sm90/sm90_config.cuh"
 #include "sm90/sm90_epilogue.cuh"
 #include "sm90/sm90_mainloop.cuh"
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_sm90_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_w,
                       const __grid_constant__ CUtensorMap tm_d, const __grid_constant__ CUtensorMap tm_a_tail,
                       const __grid_constant__ CUtensorMap tm_d_tail, const __grid_constant__ CUtensorMap tm_s,
-                      const __grid_constant__ CUtensorMap tm_z, const Params p) {
+                      const __grid_constant__ CUtensorMap tm_z, const KernelParams<C> p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   Smem sm;
@@ -112,7 +113,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
 
   if (tid == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
-      mbar_init(sm.bar_full + 8 * s, 1);
+      // (the gather warps, grouped form with a row index: one arrival each besides the producer's)
+      mbar_init(sm.bar_full + 8 * s, C::kGrouped && grouped_of(p).row_index ? 1 + kGatherThreads : 1);
       mbar_init(sm.bar_empty + 8 * s, C::kEmptyCount);
     }
     // the order barriers: one arrival each for the K pair and the stream-K ring, a warpgroup's
@@ -141,6 +143,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
     w4a16_griddep_launch_dependents();
   }
 
+  if constexpr (C::kGrouped) {
+    // the unit table from the device offsets (the launch has no prefetch: every thread has waited)
+    int *tab = grouped_table_ptr<C>();
+    w4a16_grouped_table(grouped_of(p), C::TM, (p.n + C::TN - 1) / C::TN, tab, tab + C::kMaxExperts + 1,
+                        tab + 2 * C::kMaxExperts + 1, tab + 3 * C::kMaxExperts + 1, blockIdx.x == 0);
+  }
   const int cid = blockIdx.x / C::kCluster;
   const Walk walk0 = walk_begin<C>(p, cid);
   if (wg == 0) {
@@ -149,6 +157,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       producer_thread<C, CHUNK>(p, tm, sm, cn, cm, walk0);
     } else if (tid >= 32 && tid < 64 && p.streamk) {
       flag_warp<C>(p, sm, tid, cn, cm, crank, cid, walk0);
+    } else if (C::kGrouped && tid >= 64 && grouped_of(p).row_index) {
+      gather_warps<C>(p, sm, tid - 64, walk0);
     }
     __syncwarp();
   } else {

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "common/cp_async.cuh"
 #include "common/pdl.cuh"
 #include "sm90/sm90_config.cuh"
 #include "sm90/sm90_ptx.cuh"
@@ -60,15 +61,17 @@ struct Producer {
     if (kb < C::STAGES) wait_scale_readers(pos);
     return true;
   }
-  // the bytes of a k-block of unit u (its activation rows, all CN slices; scale rows where it brings
-  // them)
+  bool gather;          // grouped form with a row index: the gather warps bring the activations
+  // the bytes of a k-block of unit u (its activation rows, all CN slices, unless gathered; scale rows
+  // where it brings them)
   __device__ __forceinline__ uint32_t tx_of(const Unit &u, bool srows) const {
-    return (uint32_t)(C::KT * 128 * C::CN * (is_tail_tile<C>(p, u.m0) ? p.tail_rows : C::TM / C::CN)) +
+    return (C::kGrouped && gather ? 0u : (uint32_t)(C::KT * 128 * C::CN * (is_tail_tile<C>(p, u.m0) ? p.tail_rows : C::TM / C::CN))) +
            (uint32_t)C::kWBytes +
            (srows ? (uint32_t)((CHUNK ? p.scale_map >> 8 : scale_rows) * C::kRowBytes * (C::kZeros ? 2 : 1)) : 0u);
   }
   // the activation copies of k-block kb of unit u into stage st (barrier fb)
   __device__ __forceinline__ void load_act(const Unit &u, int kb, uint32_t st, uint32_t fb) const {
+    if (C::kGrouped && gather) return;
     const int kg = (u.kb0 + kb) * C::TK;
     const CUtensorMap *map = is_tail_tile<C>(p, u.m0) ? tm.a_tail : tm.a;
     if (C::CN == 1 && C::KT > 1 && (is_tail_tile<C>(p, u.m0) ? p.act_3d_tail : p.act_3d)) {
@@ -90,15 +93,17 @@ struct Producer {
   __device__ __forceinline__ void load_w(const Unit &u, int kb, uint32_t st, uint32_t fb, bool srows) const {
     const int kg = (u.kb0 + kb) * C::TK;
     const int wk = (u.kb0 + kb) * C::KT * 128;
+    // grouped form: expert e's row blocks and group rows follow those of the experts before it
+    const int wrow = C::kGrouped ? (u.e * p.n + u.n0) / 16 : u.n0 / 16;
     if (C::kW3d) {
-      tma_load_3d(st + C::kWOff, tm.w, fb, 0, (u.kb0 + kb) * C::KT, u.n0 / 16);
+      tma_load_3d(st + C::kWOff, tm.w, fb, 0, (u.kb0 + kb) * C::KT, wrow);
     } else if (C::CM == 1) {
-      tma_load_2d(st + C::kWOff, tm.w, fb, wk, u.n0 / 16);
+      tma_load_2d(st + C::kWOff, tm.w, fb, wk, wrow);
     } else {
       const int rb = C::TN / 16 / C::CM;
       tma_load_2d_multicast(st + C::kWOff + cm * rb * C::KT * 512, tm.w, fb, wk, u.n0 / 16 + cm * rb, mask_w);
     }
-    const int g0 = kg / p.group;
+    const int g0 = kg / p.group + (C::kGrouped ? u.e * (p.k / p.group) : 0);
     if (p.scale_map) {
       if (!srows) return;  // the chunk's rows came with its first k-block
       tma_load_2d(st + C::kSOff, tm.s, fb, u.n0, g0);
@@ -191,8 +196,70 @@ static __device__ __forceinline__ void producer_thread(const Params &p, const Ma
                               sm,     cn,
                               cm,     mask_a,
                               mask_w, p.group < C::TK ? C::TK / p.group : 1,
-                              (const char *)p.scales, (const char *)p.zeros};
+                              (const char *)p.scales, (const char *)p.zeros,
+                              C::kGrouped && grouped_of(p).row_index != nullptr};
   pr.finish(pr.run(walk0));
+}
+
+// The gather warps (warps 2 and 3 of warpgroup 0; the grouped form with a row index): the activation
+// rows of every stage, gathered through the row index by 16-byte cp.async copies into the layout the
+// activation map would give (box h of 64 k at h x TM x 128 bytes, row r at r x 128, its 16-byte chunk
+// c at (c ^ r % 8) x 16: the 128-byte swizzle). At each unit's start the warps turn its TM row
+// indices into row addresses in shared memory (after Cfg::kTableInts of the table; null for a row
+// past the unit's expert or an index out of range) between two barriers of their own (kGatherBar).
+// Thread gt (0..63) copies chunk gt % 8 of rows gt / 8, + 8, ...; a null row and k past K read zeros.
+// A stage's copies complete (cp.async.wait_group), are ordered before the consumers' wgmma reads (the
+// async proxy: fence.proxy.async) and are announced by one arrival a thread on the stage's full
+// barrier (which then counts 1 + kGatherThreads arrivals), kGatherLag stages behind their issue:
+// STAGES - 1 stages' copies in flight, while the consumers work on the stage before the one the
+// next issue waits for.
+constexpr int kGatherThreads = 64;
+template <class C>
+static __device__ __forceinline__ void gather_warps(const Params &p, const Smem &sm, int gt, const Walk &walk0) {
+  constexpr int kGatherLag = C::STAGES > 2 ? C::STAGES - 2 : 1;
+  const w4a16_grouped_launch_params &g = grouped_of(p);
+  const int c = gt & 7, rg = gt >> 3;
+  const uint32_t swz = (uint32_t)((c ^ rg) << 4);  // rows rg + 8 j: r % 8 = rg
+  const char *a = static_cast<const char *>(g.a);
+  const char **rows = reinterpret_cast<const char **>(grouped_table_ptr<C>() + C::kTableInts);
+  uint32_t pos = 0;
+  Walk w = walk0;
+  Unit u;
+  while (walk_next<C>(p, 0, 0, w, u)) {
+    named_bar_sync(kGatherBar, kGatherThreads);  // every read of the previous unit's rows is done
+    for (int r = gt; r < C::TM; r += kGatherThreads) {
+      const int m = u.m0 + r;
+      const int t = m < u.m_end ? __ldg(g.row_index + m) : -1;
+      rows[r] = t >= 0 && t < g.a_rows ? a + (size_t)t * (size_t)g.lda * 2 : nullptr;
+    }
+    named_bar_sync(kGatherBar, kGatherThreads);
+    for (int kb = 0; kb < u.kn; ++kb, ++pos) {
+      const uint32_t s = pos % C::STAGES;
+      wait_stage_free<C>(sm, pos);
+      const uint32_t st = sm.base + s * C::kStageBytes + (uint32_t)rg * 128u + swz;
+      const int kg = (u.kb0 + kb) * C::TK;
+      const int koff = kg * 2 + 16 * c;  // this thread's chunk of the k-block, in bytes
+#pragma unroll 8
+      for (int j = 0; j < C::TM / 8; ++j) {
+        const char *src = rows[rg + 8 * j];
+#pragma unroll
+        for (int h = 0; h < C::KT; ++h) {
+          const bool ok = src != nullptr && kg + 64 * h < g.k;
+          w4a16_cp_async16_zfill(st + (uint32_t)(h * C::TM * 128 + j * 8 * 128), ok ? src + koff + 128 * h : a, ok);
+        }
+      }
+      w4a16_cp_async_commit();
+      if (pos >= (uint32_t)kGatherLag) {  // the copies of the stage kGatherLag back are in
+        w4a16_cp_async_wait<kGatherLag>();
+        fence_proxy_async_shared();
+        mbar_arrive_local(sm.bar_full + 8 * ((pos - kGatherLag) % C::STAGES));
+      }
+    }
+  }
+  w4a16_cp_async_wait<0>();
+  fence_proxy_async_shared();
+  for (uint32_t q = pos > (uint32_t)kGatherLag ? pos - kGatherLag : 0; q < pos; ++q)
+    mbar_arrive_local(sm.bar_full + 8 * (q % C::STAGES));
 }
 
 // The flag warp (warp 1 of warpgroup 0, stream-K launches): the flags of this CTA's stream-K units,

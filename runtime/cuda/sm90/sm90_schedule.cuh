@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sm90/sm90_config.cuh"
+#include "sm90/sm90_ptx.cuh"
 
 namespace w4a16_sm90 {
 
@@ -20,7 +21,53 @@ struct Unit {
   int sk_last;   // stream-K, the unit that starts its tile without finishing it: the last cluster
                  // whose K iterations finish the tile (its partials are added here); else -1
   bool contrib;  // stream-K, a unit that finishes a tile another cluster started: partials only
+  int e;         // grouped form: the unit's expert (m0 is a grouped row, of D and, without a row
+  int m_end;     // index, of A), and the end of its rows (rows m0 .. min(m0 + TM, m_end) are stored)
 };
+
+// The grouped form's table in shared memory (Cfg::kTableOff from the 1024-byte aligned base):
+// before[E + 1] (the first unit of each expert; before[E] the units in all), row0[kMaxExperts],
+// count[kMaxExperts]. Filled once by the kernel (grouped_table()) before the roles part.
+template <class C>
+static __device__ __forceinline__ int *grouped_table_ptr() {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t a = smem_u32(smem_raw);
+  return reinterpret_cast<int *>(smem_raw + (((a + 1023u) & ~1023u) - a) + C::kTableOff);
+}
+
+// Unit `it` of the grouped walk: the expert e whose units hold it (before[e] <= it < before[e + 1]: the
+// last e with before[e] <= it, by bisection), then the expert's units token tile fastest (the CTAs
+// resident together share a column tile's weights, read once from memory while the experts' token
+// rows come from L2).
+template <class C>
+static __device__ __forceinline__ Unit grouped_unit(const Params &p, int it, int k_iters) {
+  const int *before = grouped_table_ptr<C>();
+  const int *row0 = before + C::kMaxExperts + 1;
+  const int *count = row0 + C::kMaxExperts;
+  int lo = 0, hi = grouped_of(p).experts;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) >> 1;
+    if (before[mid] <= it) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  const int t = it - before[lo], cnt = count[lo];
+  const int m_tiles = (cnt + C::TM - 1) / C::TM;
+  const int nt = t / m_tiles;
+  Unit u;
+  u.e = lo;
+  u.m0 = row0[lo] + (t - nt * m_tiles) * C::TM;
+  u.m_end = row0[lo] + cnt;
+  u.n0 = nt * C::TN;
+  u.kb0 = 0;
+  u.kn = k_iters;
+  u.z = 0;
+  u.sk_last = -1;
+  u.contrib = false;
+  return u;
+}
 
 // Unit cu of tiles x split in the banded raster: bands of kMBand cluster rows along M, N fastest
 // inside a band (the weight rows of a band stay in L2 while its token rows pass).
@@ -85,7 +132,10 @@ static __device__ __forceinline__ int kpair_rank0_kblocks(const Params &p, int k
 template <class C>
 static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
   Walk w;
-  if (p.kpair) {
+  if constexpr (C::kGrouped) {
+    w.it = cid;
+    w.end = grouped_table_ptr<C>()[grouped_of(p).experts];
+  } else if (p.kpair) {
     w.it = 0;
     w.end = 1;
   } else if (p.streamk) {
@@ -104,6 +154,11 @@ static __device__ __forceinline__ Walk walk_begin(const Params &p, int cid) {
 template <class C>
 static __device__ __forceinline__ bool walk_next(const Params &p, int cn, int cm, Walk &w, Unit &u) {
   if (w.it >= w.end) return false;  // (data-parallel tiles: it < 0 <= end)
+  if constexpr (C::kGrouped) {
+    u = grouped_unit<C>(p, w.it, (p.k + C::TK - 1) / C::TK);
+    w.it += (int)gridDim.x;
+    return true;
+  }
   const int n_cl = (p.n + C::TN * C::CN - 1) / (C::TN * C::CN);  // the last may be part-full (N tail)
   const int m_cl = (p.m + C::TM * C::CM - 1) / (C::TM * C::CM);
   const int k = (p.k + C::TK - 1) / C::TK;  // the last k-block may be part-full (K tail)

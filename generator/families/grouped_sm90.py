@@ -1,0 +1,47 @@
+"""Grouped (mixture-of-experts) Hopper tensor-core form: the sm90 family's TMA + wgmma kernel with
+a persistent walk over (expert, token tile, column tile) units found from the device offsets
+(runtime/cuda/grouped/grouped_sm90.cuh).
+
+Tiles, stages, shared memory and validity are the sm90 family's (generator/families/sm90.py) for
+1x1x1 clusters and the cooperative schedule, with the grouped form's epilogue (16-byte row stores,
+no tensor store) and unit table in shared memory; registered in the grouped table (``grouped``),
+run by ``w4a16_grouped_gemm``; no split-K, stream-K or K pair; no row index (the activation map
+cannot gather).
+"""
+import itertools
+
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
+from . import sm90
+
+FAMILY = Family.SM90
+ARCH = Arch.SM90A
+TEMPLATE = "grouped_sm90_kernel.cu.j2"
+
+# (tile_n, tile_m, tile_k): the token tiles of the dense family's large-M tiles, one per regime of
+# rows per expert (64, 128, 256 and more)
+TILES = ((128, 64, 128), (128, 128, 128), (128, 256, 64))
+DEFAULT = set(TILES)
+
+
+def name(dtype, mode, tn, tm, tk):
+    return "%s_%dx%dx%d_1x1x1_%s" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk,
+                                     Schedule.COOPERATIVE.value)
+
+
+def enumerate():
+    sched = Schedule.COOPERATIVE
+    for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, TILES):
+        stages = sm90.stages_for(mode, tn, tm, tk, sched, 2, grouped=True)
+        yield Config(name=name(dtype, mode, tn, tm, tk), family=FAMILY, arch=ARCH, dtype=dtype, mode=mode,
+                     tile_n=tn, tile_m=tm, tile_k=tk, schedule=sched, stages=stages, split_k=1,
+                     threads=sm90.threads(2),
+                     smem_bytes=sm90.smem_bytes(mode, tn, tm, tk, sched, stages, 2, grouped=True),
+                     n_multiple=16, k_multiple=64, template=TEMPLATE, grouped=True)
+
+
+def is_valid(c):
+    return sm90.is_valid(c)
+
+
+def is_default(c):
+    return (c.tile_n, c.tile_m, c.tile_k) in DEFAULT
