@@ -20,8 +20,9 @@
 #define GROUPED_SM90_MAX_EXPERTS 256
 /* the Hopper form above this many rows a used expert (below, the sm80-class form's 32-token tile
    wastes less: H100, bench/moe_bench.py --sweep, 16 rows an expert 1.5x faster than the Hopper
-   form's best), its 256-token tile from GROUPED_SM90_WIDE_ROWS on and its 128-token tile below (64
-   to 256 rows an expert: 128x128x128 ahead of 128x64x128 and 128x256x64 by 3-40 %) */
+   form's best); its token tile 128 (64 to 256 rows an expert: 128x128x128 ahead of 128x64x128 and
+   128x256x64 by 3-40 %), without a row index 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024
+   rows an expert: 0.99x the time of 128; with the row gather 1.24x, whose warps feed 256 tokens worst) */
 #define GROUPED_SM90_MIN_ROWS 32
 #define GROUPED_SM90_WIDE_ROWS 512
 
@@ -159,7 +160,7 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   }
   if (kd->family == W4A16_FAMILY_SM90) {
     if (per_expert <= GROUPED_SM90_MIN_ROWS) return (decode ? 2e6 : 5000.0) + kd->tile_m;
-    const double want = per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0 : 128.0;
+    const double want = !a->row_index && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0 : 128.0;
     return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) + kd->tile_n / 1024.0;
   }
   /* sm80-class tensor-core: the token tile nearest the rows an expert (padding against reuse), then

@@ -16,10 +16,20 @@ static __device__ __forceinline__ void w4a16_cp_async16_zfill(uint32_t smem, con
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
 }
 
+// an arrival on the mbarrier at shared address bar once every prior copy of this thread has
+// completed, counted among the barrier's expected arrivals (.noinc: its pending count is not raised
+// first)
+static __device__ __forceinline__ void w4a16_cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+
 // closes this thread's current group of copies
 static __device__ __forceinline__ void w4a16_cp_async_commit(void) {
   asm volatile("cp.async.commit_group;" ::: "memory");
 }
+
+// waits until every copy of this thread has completed
+static __device__ __forceinline__ void w4a16_cp_async_wait_all(void) { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // waits until at most N of this thread's committed groups are pending (their data then visible to it)
 template <int N>

@@ -81,6 +81,11 @@ struct Mainloop {
     const uint32_t pos = pos0 + kb;
     const uint32_t s = pos % C::STAGES;
     mbar_wait(sm.bar_full + 8 * s, (pos / C::STAGES) & 1u);
+    if constexpr (C::kGrouped) {
+      // the gather warps' activations came by cp.async (the generic proxy); wgmma reads them through
+      // the async proxy (sm90_producer.cuh, gather_warps)
+      if (grouped_of(p).row_index) fence_proxy_async_shared();
+    }
     const uint32_t st = sm.base + s * C::kStageBytes;
 #pragma unroll
     for (int r = 0; r < C::R; ++r)
