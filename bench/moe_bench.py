@@ -61,14 +61,17 @@ def routing(t: int, e: int, k: int, kind: str, gen: torch.Generator) -> torch.Te
     return torch.multinomial(p.expand(t, e), k, replacement=False, generator=gen)
 
 
-def _grouped_args(e: int, rows: int, n: int, k: int, a_rows: int) -> "_lib.GROUPED_ARGS":
+def _grouped_args(e: int, rows: int, n: int, k: int, a_rows: int,
+                  row_index: int = 0) -> "_lib.GROUPED_ARGS":
     return _lib.GROUPED_ARGS(struct_size=_lib.ctypes.sizeof(_lib.GROUPED_ARGS), experts=e,
-                             rows=rows, n=n, k=k, a_rows=a_rows, group_size=GROUP, mode=1, dtype=1)
+                             rows=rows, n=n, k=k, a_rows=a_rows, group_size=GROUP, mode=1, dtype=1,
+                             row_index=row_index or None)
 
 
-def chosen_kernel(e: int, rows: int, n: int, k: int, a_rows: int) -> str:
-    """The grouped kernel the library selects for these arguments."""
-    ga = _grouped_args(e, rows, n, k, a_rows)
+def chosen_kernel(e: int, rows: int, n: int, k: int, a_rows: int, row_index: int = 0) -> str:
+    """The grouped kernel the library selects for these arguments (row_index: the device address of
+    the row index, 0 without one; the selection depends on whether there is one)."""
+    ga = _grouped_args(e, rows, n, k, a_rows, row_index)
     out = (_lib.ctypes.POINTER(_lib.KERNEL_DESC) * 1)()
     got = _lib.ctypes.c_int(0)
     st = _lib.lib().w4a16_grouped_heuristic_query(_lib.ctypes.byref(ga), 0, 1, out,
@@ -153,7 +156,7 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
     row["floor_frac"] = row["floor_us"] / row["w4a16_us"]
     row["vs_grouped_mm"] = row["grouped_mm_us"] / row["w4a16_us"]
     row["vs_loop"] = row["loop_us"] / row["w4a16_us"]
-    row["kernel"] = chosen_kernel(e, rows, n, k, t)
+    row["kernel"] = chosen_kernel(e, rows, n, k, t, rt[0]["idx"].data_ptr() if gather else 0)
     if sweep:  # every grouped kernel named, through the raw call
         row["sweep"] = {}
         for name, addr in candidates(e, rows, n, k, t):
