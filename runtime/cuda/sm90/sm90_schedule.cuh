@@ -27,7 +27,8 @@ struct Unit {
 
 // The grouped form's table in shared memory (Cfg::kTableOff from the 1024-byte aligned base):
 // before[E + 1] (the first unit of each expert; before[E] the units in all), row0[kMaxExperts],
-// count[kMaxExperts]. Filled once by the kernel (grouped_table()) before the roles part.
+// count[kMaxExperts] (then two ints of its scan and the gather warps' row addresses). Filled once by
+// the kernel (w4a16_grouped_table, grouped_common.cuh) before the roles part.
 template <class C>
 static __device__ __forceinline__ int *grouped_table_ptr() {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
