@@ -277,6 +277,22 @@ struct Epilogue {
     // their K-pair instance (128x16x256) then compiles without a spill and runs 2 % faster; with 32
     // tokens the same form costs 128x32x256 1 % (H100), so those keep the plain one
     const uint32_t epi_t = cs.epi + 2 * cs.t * C::kEpiStride * 2;
+    // grouped form: the scales (the router's weights) of this thread's token rows 8 i + 2 t + e of the
+    // unit, loaded kRsBlocks token blocks at a time ahead of their staging below (whose shared stores
+    // would otherwise order each load after the previous one: a round trip to memory per token block;
+    // all TM / 8 at once spill in the 256-token tile); 0 past the expert's rows
+    constexpr int kRsBlocks = C::TM / 8 < 16 ? C::TM / 8 : 16;
+    float rsv[kRsBlocks][2];
+    auto load_row_scales = [&](int i0) {
+      const float *rs = grouped_of(p).row_scale;
+#pragma unroll
+      for (int ii = 0; ii < kRsBlocks; ++ii)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int m = u.m0 + 8 * (i0 + ii) + 2 * cs.t + e;
+          rsv[ii][e] = !rs ? 1.f : m < u.m_end ? __ldg(rs + m) : 0.f;
+        }
+    };
 #pragma unroll
     for (int r = 0; r < C::R; ++r) {
       const int nl = cs.rowbase + r * 64 + cs.warp * 16 + cs.g;
@@ -314,15 +330,11 @@ struct Epilogue {
           float a[4];
           out4(r, i, b0, b1, a);
           if constexpr (C::kGrouped) {
-            // the grouped rows' scales (the router's weights): token rows 8 i + 2 t + e of the unit
-            if (grouped_of(p).row_scale) {
+            if (i % kRsBlocks == 0) load_row_scales(i);
 #pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int m = u.m0 + 8 * i + 2 * cs.t + e;
-                const float rs = m < u.m_end ? grouped_of(p).row_scale[m] : 0.f;
-                a[e] *= rs;
-                a[2 + e] *= rs;
-              }
+            for (int e = 0; e < 2; ++e) {
+              a[e] *= rsv[i % kRsBlocks][e];
+              a[2 + e] *= rsv[i % kRsBlocks][e];
             }
           }
 #pragma unroll
