@@ -157,8 +157,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       producer_thread<C, CHUNK>(p, tm, sm, cn, cm, walk0);
     } else if (tid >= 32 && tid < 64 && p.streamk) {
       flag_warp<C>(p, sm, tid, cn, cm, crank, cid, walk0);
-    } else if (C::kGrouped && tid >= 64 && grouped_of(p).row_index) {
-      gather_warps<C>(p, sm, tid - 64, walk0);
+    } else if (C::kGrouped && tid >= 32 && grouped_of(p).row_index) {
+      gather_warps<C>(p, sm, tid - 32, walk0);
     }
     __syncwarp();
   } else {
