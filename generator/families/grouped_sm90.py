@@ -5,9 +5,10 @@ a persistent walk over (expert, token tile, column tile) units found from the de
 Tiles, stages, shared memory and validity are the sm90 family's (generator/families/sm90.py) for
 1x1x1 clusters and the cooperative schedule (pingpong, one warpgroup's epilogue under the other's
 mainloop, was no faster: H100, moe_bench --sweep), with the grouped form's epilogue (16-byte row
-stores; tensor stores for the tiles inside one expert's rows were no faster), unit table and gather rows in shared memory; registered in the grouped
-table (``grouped``), run by ``w4a16_grouped_gemm``; no split-K, stream-K or K pair. A rows by the
-activation map or, with a row index, gathered by the producer warpgroup's gather warps.
+stores; tensor stores for the tiles inside one expert's rows were no faster), unit table and gather
+rows in shared memory; registered in the grouped table (``grouped``), run by
+``w4a16_grouped_gemm``; no split-K, stream-K or K pair. A rows by the activation map or, with a row
+index, gathered by the producer warpgroup's gather warps.
 """
 import itertools
 

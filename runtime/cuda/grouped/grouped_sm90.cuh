@@ -34,40 +34,30 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   const long long n_tiles = (gp->n + C::TN - 1) / C::TN;
   const long long units = ((long long)gp->rows / C::TM + gp->experts) * n_tiles;  // an upper bound
   if (units >= (1ll << 31)) return (int)cudaErrorInvalidValue;
-  const int groups = gp->k / gp->group_size;
-  // the experts as one dense problem of E N rows (weights, scales) and `rows` token rows
+  // the dense family's maps on the experts seen as one problem: A [rows, K]; the weights of E N rows;
+  // the scales (zeros) as [E G] group rows of N (K as E K), a k-block's rows by one copy
   struct w4a16_launch_params lp = {};
   lp.a = gp->a;
   lp.w = gp->w;
   lp.scales = gp->scales;
   lp.zeros = gp->zeros;
-  lp.d = gp->d;
   lp.lda = gp->lda;
-  lp.ldd = gp->ldd;
   lp.m = gp->rows;
   lp.n = gp->experts * gp->n;
   lp.k = gp->k;
   lp.group_size = gp->group_size;
-  lp.alpha = gp->alpha;
+  struct w4a16_launch_params ls = lp;
+  ls.n = gp->n;
+  ls.k = gp->experts * gp->k;
   CUtensorMap tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z;
   int a3d = 0, a3d_tail = 0;
   memset(&tm_d, 0, sizeof(tm_d));
   memset(&tm_d_tail, 0, sizeof(tm_d_tail));
   memset(&tm_z, 0, sizeof(tm_z));
-  if (!activation_maps<T, C>(&lp, 0, C::TM, &tm_a, &tm_a_tail, &a3d, &a3d_tail) || !weight_map<C>(&lp, &tm_w))
-    return (int)cudaErrorInvalidValue;
-  // scales (zeros): [E G] rows of N, a k-block's rows by one copy
   const int box_rows = gp->group_size < C::TK ? C::TK / gp->group_size : 1;
-  {
-    const cuuint64_t dims[2] = {(cuuint64_t)gp->n, (cuuint64_t)gp->experts * (cuuint64_t)groups};
-    const cuuint64_t strides[1] = {(cuuint64_t)gp->n * 2};
-    const cuuint32_t box[2] = {(cuuint32_t)C::TN, (cuuint32_t)box_rows};
-    if (!encode_map(&tm_s, DtypeOps<T>::kTmaType, 2, gp->scales, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE,
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B) ||
-        (C::kZeros && !encode_map(&tm_z, DtypeOps<T>::kTmaType, 2, gp->zeros, dims, strides, box,
-                                  CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)))
-      return (int)cudaErrorInvalidValue;
-  }
+  if (!activation_maps<T, C>(&lp, 0, C::TM, &tm_a, &tm_a_tail, &a3d, &a3d_tail) || !weight_map<C>(&lp, &tm_w) ||
+      !scale_maps<T, C>(&ls, box_rows, &tm_s, &tm_z))
+    return (int)cudaErrorInvalidValue;
   GroupedParams prm;
   memset(&prm, 0, sizeof(prm));
   prm.scales = gp->scales;
@@ -78,8 +68,7 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   prm.n = gp->n;
   prm.k = gp->k;
   prm.group = gp->group_size;
-  while (prm.gshift < 30 && (1 << (prm.gshift + 1)) <= gp->group_size) ++prm.gshift;
-  if (gp->group_size >= gp->k) prm.gshift = 30;  // one group row (as make_params)
+  prm.gshift = group_shift(gp->group_size, gp->k);
   prm.split_k = 1;
   prm.scale_map = 1 | (box_rows << 8);
   prm.tail_rows = C::TM;
