@@ -204,6 +204,22 @@ static __device__ __forceinline__ void w4a16_grouped_table(const w4a16_grouped_l
   if (check) w4a16_grouped_write_status(p, scratch[0], scratch[1]);
 }
 
+// The expert whose units hold unit `it` of a persistent grouped walk over w4a16_grouped_table's
+// before[0..experts]: the last e with before[e] <= it (bisection; an expert without units has
+// before[e] == before[e + 1], so the last such e has units). Requires 0 <= it < before[experts].
+static __device__ __forceinline__ int w4a16_grouped_expert_of(const int *before, int experts, int it) {
+  int lo = 0, hi = experts;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) >> 1;
+    if (before[mid] <= it) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // Token row of A for grouped row r (row_index gather), or -1 when the index is out of range.
 static __device__ __forceinline__ int w4a16_grouped_token(const w4a16_grouped_launch_params &p, int r) {
   if (!p.row_index) return r;

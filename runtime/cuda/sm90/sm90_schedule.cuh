@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "grouped/grouped_common.cuh"
 #include "sm90/sm90_config.cuh"
 #include "sm90/sm90_ptx.cuh"
 
@@ -45,15 +46,7 @@ static __device__ __forceinline__ Unit grouped_unit(const Params &p, int it, int
   const int *before = grouped_table_ptr<C>();
   const int *row0 = before + C::kMaxExperts + 1;
   const int *count = row0 + C::kMaxExperts;
-  int lo = 0, hi = grouped_of(p).experts;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) >> 1;
-    if (before[mid] <= it) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
+  const int lo = w4a16_grouped_expert_of(before, grouped_of(p).experts, it);
   const int t = it - before[lo], cnt = count[lo];
   const int m_tiles = (cnt + C::TM - 1) / C::TM;
   const int nt = t / m_tiles;
