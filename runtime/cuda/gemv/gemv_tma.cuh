@@ -85,9 +85,9 @@ struct w4a16_gemv_tma_layout {
   uint32_t total;    // dynamic shared memory bytes
 };
 
-static __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_gemv_tma_layout_of(
+static constexpr __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layout w4a16_gemv_tma_layout_of(
     int R, int tpw, int tile_m, int stages, int m, int group_shift, int vectors) {
-  struct w4a16_gemv_tma_layout l;
+  struct w4a16_gemv_tma_layout l = {};
   const int tt = 8 * tpw / R;
   const int gps = vectors ? ((64 * tt) >> group_shift > 0 ? (64 * tt) >> group_shift : 1) : 0;
   l.a_off = (uint32_t)W4A16_GEMV_TMA_STAGE_W(tpw);
@@ -373,6 +373,36 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
   }
 }
 
+// The WPR consumer warps of a row block (warps w .. w + WPR - 1, w % WPR == 0), summed in warp order
+// through the reduction buffer red ((8 - R) warps x NB n8 blocks x 32 lanes of float4; named barriers
+// 1 and 2 over the 256 consumer threads): true in the leading warp, whose acc then holds the sum; the
+// others' acc are spent. Deterministic. Every consumer thread calls it once a unit (the leaders' reads
+// of the previous unit are done when all pass the first barrier).
+template <int NB, int WPR>
+static __device__ __forceinline__ bool w4a16_gemv_tma_reduce(float (&acc)[NB][4], float4 *red, int warp, int lane) {
+  if constexpr (WPR > 1) {
+    asm volatile("bar.sync 1, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");  // the consumer warps
+    if (warp % WPR != 0) {  // the non-leading warps, packed: slot warp - warp / WPR - 1
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb)
+        red[((warp - warp / WPR - 1) * NB + nb) * 32 + lane] = make_float4(acc[nb][0], acc[nb][1], acc[nb][2], acc[nb][3]);
+    }
+    asm volatile("bar.sync 2, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");
+    if (warp % WPR != 0) return false;
+#pragma unroll
+    for (int w2 = 1; w2 < WPR; ++w2)
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb) {
+        const float4 v = red[((warp + w2 - warp / WPR - 1) * NB + nb) * 32 + lane];
+        acc[nb][0] += v.x;
+        acc[nb][1] += v.y;
+        acc[nb][2] += v.z;
+        acc[nb][3] += v.w;
+      }
+  }
+  return true;
+}
+
 // CTAs per SM the registers must allow (__launch_bounds__): 3 (72 registers at most) for the
 // one-row-block units (R = 1), whose grids hold two CTAs a SM, so that a CTA of the next kernel fits
 // beside them where the launch lets it (w4a16_gemv_tma_launch_variant, "beside"), in the consumers that fit 72
@@ -649,29 +679,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     // D is written below: the previous grid must have completed (the producer waited before
     // copying A; these threads did not; at once after the first time)
     w4a16_griddep_wait();
-    // the WPR warps of a row block, summed in warp order through the reduction buffer (the
-    // leaders' reads of the previous unit are done: they passed the first barrier too)
-    if constexpr (WPR > 1) {
-      asm volatile("bar.sync 1, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");  // the consumer warps
-      if (warp % WPR != 0) {  // the non-leading warps, packed: slot warp - warp / WPR - 1
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb)
-          red[((warp - warp / WPR - 1) * NB + nb) * 32 + lane] =
-              make_float4(acc[nb][0], acc[nb][1], acc[nb][2], acc[nb][3]);
-      }
-      asm volatile("bar.sync 2, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");
-      if (warp % WPR != 0) continue;
-#pragma unroll
-      for (int w2 = 1; w2 < WPR; ++w2)
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) {
-          const float4 v = red[((warp + w2 - warp / WPR - 1) * NB + nb) * 32 + lane];
-          acc[nb][0] += v.x;
-          acc[nb][1] += v.y;
-          acc[nb][2] += v.z;
-          acc[nb][3] += v.w;
-        }
-    }
+    if (!w4a16_gemv_tma_reduce<NB, WPR>(acc, red, warp, lane)) continue;
     if constexpr (PCZ) {
       // D = s acc (+ (z + 8 s) sum_k a for the exotic rows, whose codes went in as q - 8)
       float pc_s[2], pc_z[2];

@@ -14,6 +14,20 @@
 #include "gemv/gemv_tma.cuh"
 #include "sm90/sm90_ptx.cuh"
 
+// The tensor map of a [rows][n] scale (zero) matrix (rows: the group rows, 1 for one group a column;
+// E G for the grouped form's experts) whose box is a stage's [gps group rows][16 R columns]; false
+// where the driver refuses it.
+static inline bool w4a16_gemv_tma_scale_map(w4a16_sm90::EncodeTiledFn encode, CUtensorMap *tm, CUtensorMapDataType dt,
+                                            const void *ptr, long long n, long long rows, int R, int gps) {
+  const cuuint64_t dims[2] = {(cuuint64_t)n, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)n * 2};
+  const cuuint32_t box[2] = {(cuuint32_t)(16 * R), (cuuint32_t)gps};
+  const cuuint32_t estr[2] = {1, 1};
+  return encode(tm, dt, 2, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+         CUDA_SUCCESS;
+}
+
 // Launches the kernel of consumer variant VAR (gemv_tma.cuh) with the call's arguments and maps.
 template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW, int VAR>
 static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params *p, const struct w4a16_gemv_args &a,
@@ -131,18 +145,10 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return (int)cudaErrorInvalidValue;
   }
-  if (VEC > 0) {  // scales (zeros) [G][N]: a stage's box [groups of the stage][16 R]
+  if (VEC > 0) {  // scales (zeros) [G][N] (G = 1: group K): a stage's box [groups of the stage][16 R]
     const int gps = (64 * TT) >> a.gshift > 0 ? (64 * TT) >> a.gshift : 1;
-    const cuuint64_t dims[2] = {(cuuint64_t)p->n, (cuuint64_t)(p->k / p->group_size)};  // G rows (1: group K)
-    const cuuint64_t strides[1] = {(cuuint64_t)p->n * 2};
-    const cuuint32_t box[2] = {(cuuint32_t)(16 * R), (cuuint32_t)gps};
-    if (encode(&tm_s, dt, 2, const_cast<void *>(p->scales), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-      return (int)cudaErrorInvalidValue;
-    if (VEC > 1 && encode(&tm_z, dt, 2, const_cast<void *>(p->zeros), dims, strides, box, estr,
-                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+    if (!w4a16_gemv_tma_scale_map(encode, &tm_s, dt, p->scales, p->n, p->k / p->group_size, R, gps) ||
+        (VEC > 1 && !w4a16_gemv_tma_scale_map(encode, &tm_z, dt, p->zeros, p->n, p->k / p->group_size, R, gps)))
       return (int)cudaErrorInvalidValue;
   }
 
