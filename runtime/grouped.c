@@ -16,8 +16,9 @@
    tile (H100, bench/moe_bench.py: Mixtral at T = 64, 16 rows an expert, 1.6x slower in the decode
    form than the dense loop) */
 #define GROUPED_DECODE_ROWS 8
-/* the experts of the Hopper form's table (Cfg::kMaxExperts, sm90/sm90_config.cuh) */
-#define GROUPED_SM90_MAX_EXPERTS 256
+/* the experts of the unit table of the Hopper form (Cfg::kMaxExperts, sm90/sm90_config.cuh) and of
+   the TMA decode form (W4A16_GGEMV_TMA_MAX_EXPERTS, grouped/grouped_gemv_tma.cuh) */
+#define GROUPED_TABLE_MAX_EXPERTS 256
 /* the Hopper form above this many rows a used expert (below, the sm80-class form's 32-token tile
    wastes less: H100, bench/moe_bench.py --sweep, 16 rows an expert 1.5x faster than the Hopper
    form's best); its token tile 128 (64 to 256 rows an expert: 128x128x128 ahead of 128x64x128 and
@@ -83,10 +84,12 @@ w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kd, const w4a1
   if (!kd->grouped)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s is not a grouped kernel (w4a16_grouped_kernel_get lists them)",
                       kd->name);
-  /* the Hopper form walks a table of the experts in shared memory (grouped/grouped_sm90.cuh) */
-  if (kd->family == W4A16_FAMILY_SM90 && args->experts > GROUPED_SM90_MAX_EXPERTS)
+  /* the Hopper form and the TMA decode form walk a table of the experts in shared memory
+     (grouped/grouped_sm90.cuh, grouped/grouped_gemv_tma.cuh) */
+  if ((kd->family == W4A16_FAMILY_SM90 || kd->schedule == W4A16_SCHEDULE_GEMV_TMA) &&
+      args->experts > GROUPED_TABLE_MAX_EXPERTS)
     return w4a16_fail(W4A16_STATUS_NOT_SUPPORTED, "kernel %s takes at most %d experts; experts = %" PRId64, kd->name,
-                      GROUPED_SM90_MAX_EXPERTS, args->experts);
+                      GROUPED_TABLE_MAX_EXPERTS, args->experts);
   /* the dense rules of its tile (dtype, mode, N and K multiples, group) on one expert's problem */
   w4a16_kernel_desc dense = *kd;
   dense.grouped = 0;
@@ -150,6 +153,24 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   const int64_t used = a->experts < a->rows ? a->experts : (a->rows > 0 ? a->rows : 1);
   const double per_expert = (double)(a->rows > 0 ? a->rows : 1) / (double)used;
   const int decode = per_expert <= GROUPED_DECODE_ROWS;
+  if (kd->family == W4A16_FAMILY_GEMV && kd->schedule == W4A16_SCHEDULE_GEMV_TMA) {
+    /* the TMA decode form (sm_90) ahead of the cp.async one. Its CTAs (two an SM) walk units of
+       (expert, tile_n rows, tile_m rows of the expert) over all of K, so the time goes with the
+       packed bytes of the most units a CTA gets: ceil(units / CTAs) x tile_n x K rounded up to the
+       stage's tile_k / 2, x 1.6 for the 8 KB stages (H100, bench/moe_bench.py --sweep, Mixtral down
+       at T = 1 and 4: about 1.6x the time a byte of the 16 KB ones), ties to the 64-row units
+       (0-10 % faster than the 128-row ones at equal work). Token tile 8 (4 measured no faster at
+       one row an expert; 16 slower than the sm80-class form at 16 rows an expert). */
+    if (!decode) return 1e9 + kd->tile_n;
+    const int64_t chunks = (int64_t)(per_expert + kd->tile_m - 1) / kd->tile_m;
+    const int64_t units = used * chunks * ((a->n + kd->tile_n - 1) / kd->tile_n);
+    const int64_t ctas = 2 * (int64_t)(sm_count > 0 ? sm_count : 132);
+    const int64_t k_pad = (a->k + kd->tile_k - 1) / kd->tile_k * kd->tile_k;
+    const double per_cta = (double)((units + ctas - 1) / ctas) * (double)kd->tile_n * (double)k_pad / 2.0;
+    const double stage_penalty = kd->tile_n * kd->tile_k < 32768 ? 1.6 : 1.0;
+    return 500.0 + (kd->tile_m == 8 ? 0.0 : 100.0) + per_cta * stage_penalty / (double)(1 << 30) +
+           (kd->tile_n == 64 ? 0.0 : 1e-7);
+  }
   if (kd->family == W4A16_FAMILY_GEMV) {
     if (!decode) return 1e9 + kd->tile_n;
     /* the largest column block that still gives about two CTAs an SM (1.9: 256 CTAs on 132 SMs

@@ -183,7 +183,8 @@ static void test_tables(void **state) {
     a.mode = k->mode;
     a.group_size = k->mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : 128;
     expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_DTYPE_MISMATCH, NULL);
-    if (k->family == W4A16_FAMILY_SM90) { /* the Hopper form's table holds 256 experts */
+    if (k->family == W4A16_FAMILY_SM90 || k->schedule == W4A16_SCHEDULE_GEMV_TMA) {
+      /* the unit table of the Hopper form and of the TMA decode form holds 256 experts */
       a.dtype = k->dtype;
       a.experts = 256;
       expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_OK, NULL);
@@ -244,6 +245,27 @@ static void test_heuristic(void **state) {
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
     assert_int_equal(out[0]->tile_m, 32);
+  }
+  /* the TMA decode form's column block by the packed bytes of the most units a CTA gets (the default
+     build's three of them): Mixtral's down at one token (two experts, long K) 32 rows, its gate/up 64,
+     Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
+  static const struct { int64_t experts, rows, n, k; const char *want; } tma[] = {
+      {8, 2, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k512_s5_tma"},
+      {8, 2, 28672, 4096, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
+      {128, 32, 2048, 768, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma"}};
+  int have_tma = 1;
+  for (size_t i = 0; i < sizeof tma / sizeof tma[0]; ++i) {
+    have_tma &= w4a16_grouped_kernel_find(tma[i].want) != NULL;
+  }
+  if (!have_tma) return;
+  a = base_args();
+  for (size_t i = 0; i < sizeof tma / sizeof tma[0]; ++i) {
+    a.experts = tma[i].experts;
+    a.rows = tma[i].rows;
+    a.n = tma[i].n;
+    a.k = tma[i].k;
+    expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+    assert_string_equal(out[0]->name, tma[i].want);
   }
 }
 
@@ -464,6 +486,8 @@ static void test_kernels(void **state) {
       {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0, 0},
       {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0, 0},
       {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1, 0},
+      /* one group a column (group_size 0 = K) in the group modes */
+      {"decode counts per-column", 16, kDecode, 2, 1024, 0, 1, 0, 0, 0},
       /* A in grouped order (no gather), an N tail and a K tail of the 128-row tiles */
       {"spread 0..300 rowscale i64 tails", 16, kSpread, 3, 576, 64, 0, 1, 1, 208},
   };

@@ -6,11 +6,18 @@ K through a cp.async ring of STAGES stages: TILE_N / 16 warps along N x 8 / (TIL
 K, TILE_K of K an iteration. Registered in
 the grouped table (``grouped``), run by ``w4a16_grouped_gemm``. N must be a multiple of TILE_N,
 K of 64 (the K tail's tiles are skipped).
+
+sm_90a schedule "tma" (runtime/cuda/grouped/grouped_gemv_tma.cuh): the dense TMA GEMV's stream
+(gemv.py's tma schedule: one wave of persistent CTAs, bulk copies of the weights, the specialized
+consumer) over units of (expert, R = tile_n / 16 row blocks, tile_m of the expert's rows), with the
+activation rows gathered by the producer warp. Name ..._n<tile_n>_m<tile_m>_k<tile_k>_s<S>_tma as
+the dense one's (tile_k = K per stage = 64 x 8 TPW / R); N % 16 and K % 64 are enough (part-full
+last column blocks and stages); at most 256 experts (the CTA's unit table).
 """
 import itertools
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
-from .gemv import warps_k
+from .gemv import tma_min_group, tma_smem_bytes, warps_k
 
 FAMILY = Family.GEMV
 ARCH = Arch.SM80
@@ -22,6 +29,18 @@ THREADS = 256
 TILES = {(32, 8, 256): (12,), (64, 16, 256): (6,), (128, 16, 128): (7,)}
 DEFAULT = {(32, 8, 256, 12), (64, 16, 256, 6), (128, 16, 128, 7)}
 SMEM_LIMIT = 227 * 1024
+
+# tma schedule: (tile_n, tile_m, TPW, stages); two CTAs an SM where the launch's layout (its group)
+# fits half an SM, else one
+TMA_TILES = {(32, 8, 2, 5), (64, 8, 4, 3), (64, 8, 2, 6), (128, 8, 4, 4), (128, 8, 2, 6),
+             (32, 16, 2, 4), (64, 16, 4, 3), (64, 16, 2, 6), (128, 16, 4, 4), (128, 16, 2, 6),
+             (64, 4, 4, 4), (64, 4, 4, 5), (128, 4, 4, 5), (32, 4, 4, 4), (64, 8, 4, 4), (128, 8, 4, 5)}
+# the H100 sweep's winners at decode (bench/moe_bench.py --sweep, T <= 16, the three models):
+# 64 rows with 16 KB stages in most problems, 128 rows where K is not a multiple of 512, 32 rows
+# (8 KB stages) where the 64-row units leave CTAs idle on long K (grouped.c's rule)
+TMA_DEFAULT = {(32, 8, 2, 5), (64, 8, 4, 3), (128, 8, 4, 4)}
+TMA_TABLE_BYTES = (3 * 256 + 4) * 4  # W4A16_GGEMV_TMA_TABLE_BYTES
+TMA_TEMPLATE = "grouped_gemv_tma_kernel.cu.j2"
 
 
 def name(dtype, mode, tn, tm, tk, stages):
@@ -38,7 +57,25 @@ def smem_bytes(mode, tn, tm, tk, stages):
     return max(stages * stage, red)
 
 
+def tma_smem(mode, tn, tm, tpw, stages):
+    """w4a16_ggemv_tma_smem at the smallest group the kernel takes (the size every launch asks
+    for): the dense TMA GEMV's layout at M = tile_m and the unit table."""
+    group = tma_min_group(tm, mode)
+    return tma_smem_bytes(tn // 16, tm, stages, mode, group=group, tpw=tpw) + TMA_TABLE_BYTES
+
+
+def tma_name(dtype, mode, tn, tm, tk, stages):
+    return "%s_n%d_m%d_k%d_s%d_tma" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk, stages)
+
+
 def enumerate():
+    for dtype, mode, (tn, tm, tpw, stages) in itertools.product(DType, QuantMode, sorted(TMA_TILES)):
+        tk = 64 * 8 * tpw // (tn // 16)
+        yield Config(name=tma_name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=Arch.SM90A,
+                     dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
+                     schedule=Schedule.GEMV_TMA, stages=stages, split_k=1, threads=THREADS,
+                     smem_bytes=tma_smem(mode, tn, tm, tpw, stages), min_group=tma_min_group(tm, mode),
+                     n_multiple=16, k_multiple=64, template=TMA_TEMPLATE, grouped=True)
     for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, sorted(TILES)):
         for stages in TILES[(tn, tm, tk)]:
             yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
@@ -49,7 +86,15 @@ def enumerate():
 
 
 def is_valid(c):
-    """Mirror of w4a16_ggemv_shape's static_asserts."""
+    """Mirror of w4a16_ggemv_shape's (tma: w4a16_ggemv_tma_kernel's) static_asserts."""
+    if c.schedule == Schedule.GEMV_TMA:
+        if c.tile_n // 16 not in (2, 4, 8) or c.tile_n % 16 or c.tile_k * c.tile_n not in (8192 * 4, 8192 * 2):
+            return False, "tma: tile_n = 16 x (2, 4 or 8) and 16 or 8 KB of weights per stage"
+        if c.tile_m not in (4, 8, 16):
+            return False, "tma: tile_m must be 4, 8 or 16"
+        if c.smem_bytes > SMEM_LIMIT:
+            return False, "tma: shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
+        return True, ""
     if c.tile_n not in (32, 64, 128):
         return False, "tile_n must be 32, 64 or 128 (2, 4 or 8 warps along N)"
     if c.tile_m not in (8, 16):
@@ -67,4 +112,6 @@ def is_valid(c):
 
 
 def is_default(c):
+    if c.schedule == Schedule.GEMV_TMA:
+        return (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages) in TMA_DEFAULT
     return (c.tile_n, c.tile_m, c.tile_k, c.stages) in DEFAULT

@@ -434,8 +434,9 @@ W4A16_API const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name);
  * Whether grouped kernel can run args (host-side: shapes, strides, group size, enums, the
  * kernel's own rules; pointers are not looked at, no GPU needed). OK, or the status of the first
  * violated rule with a message (as w4a16_can_implement; NOT_SUPPORTED for a kernel that is not
- * grouped, and for a Hopper-form kernel (family SM90) with more than 256 experts; INVALID_VALUE for
- * a bad struct_size, experts or offsets_type).
+ * grouped, and for a kernel of the Hopper form (family SM90) or of the TMA decode form (family
+ * GEMV, schedule GEMV_TMA) with more than 256 experts; INVALID_VALUE for a bad struct_size, experts
+ * or offsets_type).
  */
 W4A16_API w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kernel,
                                                    const w4a16_grouped_gemm_args *args);
@@ -453,7 +454,9 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * Ranked grouped kernels for args on the current device (sm_count 0) or on a device of sm_count
  * multiprocessors: at most `requested`, best first, in out[0 .. *returned). The rule: the
  * streaming decode form (family GEMV) while the rows average at most 8 a used expert (rows /
- * min(E, rows)), its tile by the CTAs it gives; above 32 rows a used expert the Hopper tensor-core
+ * min(E, rows)): on sm_90a its TMA schedule (token tile 8; the column block whose units put the
+ * fewest packed bytes on the busiest CTA), elsewhere the cp.async one (its tile by the CTAs it
+ * gives); above 32 rows a used expert the Hopper tensor-core
  * form (family SM90, sm_90a: token tile 128, or 256 from 512 rows a used expert without a row
  * index); else the sm80-class tensor-core form (family SM80), its token tile by the rows a used
  * expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),

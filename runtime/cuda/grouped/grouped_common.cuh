@@ -227,16 +227,16 @@ static __device__ __forceinline__ int w4a16_grouped_token(const w4a16_grouped_la
   return (t >= 0 && t < p.a_rows) ? t : -1;
 }
 
-// Launch KERNEL (grid, 256 or THREADS threads, smem bytes of dynamic shared memory) with the
-// arguments p: the dynamic shared-memory limit raised once per context where smem and the
+// Launch KERNEL (grid, threads, smem bytes of dynamic shared memory) with the arguments p and then
+// extra (the kernel's further parameters, if any): the dynamic shared-memory limit raised once per context where smem and the
 // kernel's 32 bytes of static shared memory pass 48 KB, the preferred shared-memory carveout set
 // where carveout >= 0 (percent), and programmatic stream serialization where the device's image of
 // the kernel was compiled for sm_90 or later (it then holds the wait).
-template <class K>
+template <class K, class... Extra>
 static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned long long> &attrs_ctx,
                                               std::atomic<int> (&pdl_cache)[64], dim3 grid, int threads, int smem,
                                               int carveout, const w4a16_grouped_launch_params &p,
-                                              cudaStream_t stream) {
+                                              cudaStream_t stream, const Extra &...extra) {
   if (smem + 64 > 48 * 1024 || carveout >= 0) {
     const cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, smem + 64 > 48 * 1024 ? smem : 0, carveout);
     if (e != cudaSuccess) return (int)e;
@@ -252,7 +252,7 @@ static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned lon
   cfg.stream = stream;
   cfg.attrs = at;
   cfg.numAttrs = pdl ? 1 : 0;
-  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p, extra...);
   if (e == cudaSuccess) e = cudaGetLastError();
   return (int)e;
 }
