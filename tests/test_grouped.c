@@ -247,11 +247,11 @@ static void test_heuristic(void **state) {
     assert_int_equal(out[0]->tile_m, 32);
   }
   /* the TMA decode form's column block by the packed bytes of the most units a CTA gets (the default
-     build's three of them): Mixtral's down at one token (two experts, long K) 32 rows, its gate/up 64,
-     Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
+     build's three of them): Mixtral's down at one token (two experts, long K) 32 rows,
+     DeepSeek-V2-Lite's down (K = 1408) 64, Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
   static const struct { int64_t experts, rows, n, k; const char *want; } tma[] = {
-      {8, 2, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k512_s5_tma"},
-      {8, 2, 28672, 4096, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
+      {8, 2, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {64, 6, 2048, 1408, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
       {128, 32, 2048, 768, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma"}};
   int have_tma = 1;
   for (size_t i = 0; i < sizeof tma / sizeof tma[0]; ++i) {

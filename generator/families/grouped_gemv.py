@@ -34,11 +34,12 @@ SMEM_LIMIT = 227 * 1024
 # fits half an SM, else one
 TMA_TILES = {(32, 8, 2, 5), (64, 8, 4, 3), (64, 8, 2, 6), (128, 8, 4, 4), (128, 8, 2, 6),
              (32, 16, 2, 4), (64, 16, 4, 3), (64, 16, 2, 6), (128, 16, 4, 4), (128, 16, 2, 6),
-             (64, 4, 4, 4), (64, 4, 4, 5), (128, 4, 4, 5), (32, 4, 4, 4), (64, 8, 4, 4), (128, 8, 4, 5)}
-# the H100 sweep's winners at decode (bench/moe_bench.py --sweep, T <= 16, the three models):
-# 64 rows with 16 KB stages in most problems, 128 rows where K is not a multiple of 512, 32 rows
-# (8 KB stages) where the 64-row units leave CTAs idle on long K (grouped.c's rule)
-TMA_DEFAULT = {(32, 8, 2, 5), (64, 8, 4, 3), (128, 8, 4, 4)}
+             (64, 4, 4, 4), (64, 4, 4, 5), (128, 4, 4, 5), (32, 4, 4, 4), (64, 8, 4, 4), (128, 8, 4, 5),
+             (32, 8, 4, 3), (32, 8, 2, 6)}
+# the H100 sweep's winners at decode (bench/moe_bench.py --sweep, T <= 16, the three models), all
+# with 16 KB stages: 64 rows in most problems, 128 rows where K is not a multiple of 512, 32 rows
+# where the 64-row units leave CTAs idle or uneven on long K (grouped.c's rule)
+TMA_DEFAULT = {(32, 8, 4, 3), (64, 8, 4, 3), (128, 8, 4, 4)}
 TMA_TABLE_BYTES = (3 * 256 + 4) * 4  # W4A16_GGEMV_TMA_TABLE_BYTES
 TMA_TEMPLATE = "grouped_gemv_tma_kernel.cu.j2"
 
