@@ -2,6 +2,7 @@
    and launch (include/w4a16/w4a16.h, "Grouped GEMM"). The host never reads the device offsets. */
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -154,22 +155,30 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   const double per_expert = (double)(a->rows > 0 ? a->rows : 1) / (double)used;
   const int decode = per_expert <= GROUPED_DECODE_ROWS;
   if (kd->family == W4A16_FAMILY_GEMV && kd->schedule == W4A16_SCHEDULE_GEMV_TMA) {
-    /* the TMA decode form (sm_90) ahead of the cp.async one. Its CTAs (two an SM) walk units of
-       (expert, tile_n rows, tile_m rows of the expert) over all of K, so the time goes with the
-       packed bytes of the most units a CTA gets: ceil(units / CTAs) x tile_n x K rounded up to the
-       stage's tile_k / 2, x 1.6 for the 8 KB stages (H100, bench/moe_bench.py --sweep, Mixtral down
-       at T = 1 and 4: about 1.6x the time a byte of the 16 KB ones), ties to the 64-row units
-       (0-10 % faster than the 128-row ones at equal work). Token tile 8 (4 measured no faster at
-       one row an expert; 16 slower than the sm80-class form at 16 rows an expert). */
+    /* the TMA decode form (sm_90) ahead of the cp.async one: token tile 8 (4 measured no faster at
+       one row an expert, 16 slower than the sm80-class form at 16 rows an expert), 16 KB stages
+       (the 8 KB ones took about 1.6x the time a byte), and the column block by K and the balance of
+       its units (expert, tile_n rows, 8 of its rows) over the CTAs (two an SM), from an H100 sweep
+       (bench/moe_bench.py --sweep, the three models, T <= 16; each choice within 5 % of the best of
+       the three blocks but on one skewed routing): 64 rows; 128 (256 of K a stage) where K is a
+       multiple of 256 but not of 512 (the 64-row block's last stage would be half empty) and the
+       128-row units still give every CTA one; 32 where
+       K >= 4096 and the 64-row units leave the busiest CTA 10 % above the mean (long units: the
+       balance of the last round pays more than a unit's fixed costs). The units count the experts
+       with rows expected where the rows pick experts independently and uniformly, E (1 - (1 -
+       1/E)^rows) (top-k routing: within 10 % on those problems, where min(E, rows) counts Mixtral's
+       4.5 experts at T = 4 as 8). */
     if (!decode) return 1e9 + kd->tile_n;
-    const int64_t chunks = (int64_t)(per_expert + kd->tile_m - 1) / kd->tile_m;
-    const int64_t units = used * chunks * ((a->n + kd->tile_n - 1) / kd->tile_n);
-    const int64_t ctas = 2 * (int64_t)(sm_count > 0 ? sm_count : 132);
-    const int64_t k_pad = (a->k + kd->tile_k - 1) / kd->tile_k * kd->tile_k;
-    const double per_cta = (double)((units + ctas - 1) / ctas) * (double)kd->tile_n * (double)k_pad / 2.0;
-    const double stage_penalty = kd->tile_n * kd->tile_k < 32768 ? 1.6 : 1.0;
-    return 500.0 + (kd->tile_m == 8 ? 0.0 : 100.0) + per_cta * stage_penalty / (double)(1 << 30) +
-           (kd->tile_n == 64 ? 0.0 : 1e-7);
+    const double e = (double)a->experts, rows = (double)(a->rows > 0 ? a->rows : 1);
+    const double used_est = e * (1.0 - pow(1.0 - 1.0 / e, rows));
+    const double chunks = ceil(rows / (used_est > 1.0 ? used_est : 1.0) / 8.0);
+    const double u64 = used_est * chunks * (double)((a->n + 63) / 64) / (2.0 * (sm_count > 0 ? sm_count : 132));
+    const int want = a->k % 512 != 0 && a->k % 256 == 0 && u64 >= 2.0    ? 128
+                     : a->k >= 4096 && ceil(u64) > 1.1 * u64 ? 32
+                                                               : 64;
+    const double block = kd->tile_n == want ? 0.0 : kd->tile_n == 64 ? 1.0 : 2.0;
+    return 500.0 + (kd->tile_m == 8 ? 0.0 : 100.0) + (kd->tile_n * kd->tile_k == 32768 ? 0.0 : 10.0) + block +
+           (double)kd->stages / 1000.0;
   }
   if (kd->family == W4A16_FAMILY_GEMV) {
     if (!decode) return 1e9 + kd->tile_n;

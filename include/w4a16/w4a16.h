@@ -454,9 +454,10 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * Ranked grouped kernels for args on the current device (sm_count 0) or on a device of sm_count
  * multiprocessors: at most `requested`, best first, in out[0 .. *returned). The rule: the
  * streaming decode form (family GEMV) while the rows average at most 8 a used expert (rows /
- * min(E, rows)): on sm_90a its TMA schedule (token tile 8; the column block whose units put the
- * fewest packed bytes on the busiest CTA), elsewhere the cp.async one (its tile by the CTAs it
- * gives); above 32 rows a used expert the Hopper tensor-core
+ * min(E, rows)): on sm_90a its TMA schedule (token tile 8, 64-row column blocks; 128 where K is a
+ * multiple of 256 but not of 512 and the units fill the CTAs, 32 where K >= 4096 and the 64-row
+ * units fall unevenly on the CTAs), elsewhere the cp.async one (its tile by the CTAs it gives);
+ * above 32 rows a used expert the Hopper tensor-core
  * form (family SM90, sm_90a: token tile 128, or 256 from 512 rows a used expert without a row
  * index); else the sm80-class tensor-core form (family SM80), its token tile by the rows a used
  * expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
