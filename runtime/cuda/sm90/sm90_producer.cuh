@@ -208,6 +208,9 @@ static __device__ __forceinline__ void producer_thread(const Params &p, const Ma
 // indices into row addresses in shared memory (after Cfg::kTableInts of the table; null for a row
 // past the unit's expert or an index out of range) between two barriers of their own (kGatherBar).
 // Thread gt (0..95) copies chunk gt % 8 of rows gt / 8, + 12, ...; a null row and k past K read zeros.
+// Outside a K tail a row's copies of the k-block's 64-k boxes go at immediate offsets from one
+// address (a null row's: A's first bytes, of which zero are read), about a quarter fewer
+// instructions a row than a per-box bound check.
 // (Three warps: H100, gate_up at T = 4096 0.87-0.95x the time with two.)
 // Each thread's copies of a stage arrive on the stage's full barrier when they complete
 // (cp.async.mbarrier.arrive.noinc: the barrier counts 1 + kGatherThreads arrivals), so the warps run
@@ -241,16 +244,32 @@ static __device__ __forceinline__ void gather_warps(const Params &p, const Smem 
       const uint32_t st = sm.base + s * C::kStageBytes;
       const int kg = (u.kb0 + kb) * C::TK;
       const int koff = kg * 2 + 16 * c;  // this thread's chunk of the k-block, in bytes
+      // every 64-k box of the k-block inside K (all but a K tail's): the boxes' copies of a row then
+      // go at immediate offsets from one address (a null row: A's first bytes, zero bytes read)
+      if (kg + 64 * (C::KT - 1) < g.k) {
 #pragma unroll 4
-      for (int j = 0; j < kPasses; ++j) {
-        const int r = rg + kRowsPerPass * j;
-        if (kPasses * kRowsPerPass != C::TM && r >= C::TM) break;  // (the last pass's rows past TM)
-        const char *src = rows[r];
-        const uint32_t d = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
+        for (int j = 0; j < kPasses; ++j) {
+          const int r = rg + kRowsPerPass * j;
+          if (kPasses * kRowsPerPass != C::TM && r >= C::TM) break;  // (the last pass's rows past TM)
+          const char *src = rows[r];
+          const bool row_ok = src != nullptr;
+          const char *base = row_ok ? src + koff : a;
+          const uint32_t d = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
 #pragma unroll
-        for (int h = 0; h < C::KT; ++h) {
-          const bool ok = src != nullptr && kg + 64 * h < g.k;
-          w4a16_cp_async16_zfill(d + (uint32_t)(h * C::TM * 128), ok ? src + koff + 128 * h : a, ok);
+          for (int h = 0; h < C::KT; ++h)
+            w4a16_cp_async16_zfill(d + (uint32_t)(h * C::TM * 128), base + 128 * h, row_ok);
+        }
+      } else {
+        for (int j = 0; j < kPasses; ++j) {
+          const int r = rg + kRowsPerPass * j;
+          if (kPasses * kRowsPerPass != C::TM && r >= C::TM) break;
+          const char *src = rows[r];
+          const uint32_t d = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
+#pragma unroll
+          for (int h = 0; h < C::KT; ++h) {
+            const bool ok = src != nullptr && kg + 64 * h < g.k;
+            w4a16_cp_async16_zfill(d + (uint32_t)(h * C::TM * 128), ok ? src + koff + 128 * h : a, ok);
+          }
         }
       }
       w4a16_cp_async_arrive_noinc(sm.bar_full + 8 * s);
