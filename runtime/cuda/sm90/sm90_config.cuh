@@ -128,7 +128,7 @@ struct Cfg {
   // tile's consumers hold two fragment buffers of 16 k16 steps (128x16x256, chunked): at the 224
   // registers a 48-register producer leaves them, ptxas serializes their wgmmas (C7512).
   static constexpr int producer_regs(bool chunk) {
-    return NC == 4 || (kCtasPerSm == 1 && K16 >= 16 && overlap_in(chunk)) ? 40 : 48;
+    return NC == 4 || (kCtasPerSm == 1 && K16 >= 16 && overlap_in(chunk)) ? 40 : kGrouped ? 56 : 48;
   }
   static constexpr int consumer_regs(bool chunk) { return consumer_regs_beside(producer_regs(chunk)); }
 

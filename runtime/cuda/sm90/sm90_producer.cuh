@@ -210,7 +210,11 @@ static __device__ __forceinline__ void producer_thread(const Params &p, const Ma
 // Thread gt (0..95) copies chunk gt % 8 of rows gt / 8, + 12, ...; a null row and k past K read zeros.
 // Outside a K tail a row's copies of the k-block's 64-k boxes go at immediate offsets from one
 // address (a null row's: A's first bytes, of which zero are read), about a quarter fewer
-// instructions a row than a per-box bound check.
+// instructions a row than a per-box bound check, and four rows' addresses are formed before their
+// copies, each in registers of its own: a copy no longer waits for the one before it to have read
+// the address registers it reuses (the stall ncu reported as L1TEX scoreboard waits). The producer
+// warpgroup of the grouped form keeps 56 registers for them (Cfg::producer_regs; the consumers'
+// share stays 224).
 // (Three warps: H100, gate_up at T = 4096 0.87-0.95x the time with two.)
 // Each thread's copies of a stage arrive on the stage's full barrier when they complete
 // (cp.async.mbarrier.arrive.noinc: the barrier counts 1 + kGatherThreads arrivals), so the warps run
@@ -247,17 +251,28 @@ static __device__ __forceinline__ void gather_warps(const Params &p, const Smem 
       // every 64-k box of the k-block inside K (all but a K tail's): the boxes' copies of a row then
       // go at immediate offsets from one address (a null row: A's first bytes, zero bytes read)
       if (kg + 64 * (C::KT - 1) < g.k) {
-#pragma unroll 4
-        for (int j = 0; j < kPasses; ++j) {
-          const int r = rg + kRowsPerPass * j;
-          if (kPasses * kRowsPerPass != C::TM && r >= C::TM) break;  // (the last pass's rows past TM)
-          const char *src = rows[r];
-          const bool row_ok = src != nullptr;
-          const char *base = row_ok ? src + koff : a;
-          const uint32_t d = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
+        // four rows at a time: their addresses first, then their copies (distinct registers, so no
+        // copy waits for the previous one to have read its address)
+        for (int j0 = 0; j0 < kPasses; j0 += 4) {
+          const char *base[4];
+          bool row_ok[4], live[4];
+          uint32_t d[4];
 #pragma unroll
-          for (int h = 0; h < C::KT; ++h)
-            w4a16_cp_async16_zfill(d + (uint32_t)(h * C::TM * 128), base + 128 * h, row_ok);
+          for (int q = 0; q < 4; ++q) {
+            const int r = rg + kRowsPerPass * (j0 + q);
+            live[q] = j0 + q < kPasses && r < C::TM;
+            const char *src = live[q] ? rows[r] : nullptr;
+            row_ok[q] = src != nullptr;
+            base[q] = row_ok[q] ? src + koff : a;
+            d[q] = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
+          }
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            if (live[q]) {
+#pragma unroll
+              for (int h = 0; h < C::KT; ++h)
+                w4a16_cp_async16_zfill(d[q] + (uint32_t)(h * C::TM * 128), base[q] + 128 * h, row_ok[q]);
+            }
         }
       } else {
         for (int j = 0; j < kPasses; ++j) {
