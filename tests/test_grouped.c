@@ -246,11 +246,14 @@ static void test_heuristic(void **state) {
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
     assert_int_equal(out[0]->tile_m, 32);
   }
-  /* the TMA decode form's column block by the packed bytes of the most units a CTA gets (the default
-     build's three of them): Mixtral's down at one token (two experts, long K) 32 rows,
-     DeepSeek-V2-Lite's down (K = 1408) 64, Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
+  /* the TMA decode form's column block by K and the balance of its units (the default build's three
+     blocks): Mixtral's down at one token (two experts, long K) 32 rows, and at four tokens too (8
+     rows: about 5.3 experts with rows expected, whose 64-row units fall unevenly on the CTAs; as 8
+     experts they would not), DeepSeek-V2-Lite's down (K = 1408) 64, Qwen3-30B-A3B's down (K = 768,
+     not a multiple of 512) 128 */
   static const struct { int64_t experts, rows, n, k; const char *want; } tma[] = {
       {8, 2, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {8, 8, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
       {64, 6, 2048, 1408, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
       {128, 32, 2048, 768, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma"}};
   int have_tma = 1;
