@@ -15,6 +15,17 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+// The shift that turns k into its scale (zero) group row, k >> shift: log2(group) for the fine-grained
+// groups (powers of two); 30 for one group row (group >= K: per-column scales, or zero points with
+// group_size = K, where K need not be a power of two; k >> 30 is row 0 for every k <= W4A16_MAX_K).
+// Shared by every family's host side and the kernels that derive it themselves.
+static __host__ __device__ __forceinline__ int w4a16_group_shift(int group, int k) {
+  if (group >= k) return 30;
+  int s = 0;
+  while (s < 30 && (1 << (s + 1)) <= group) ++s;
+  return s;
+}
+
 // d = (a & b) | c in one instruction
 static __device__ __forceinline__ uint32_t w4a16_lop3_and_or(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t d;

@@ -632,11 +632,7 @@ static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launc
   a.n = p->n;
   a.k = p->k;
   a.kz_tiles = (p->k / 64) / split;
-  a.gshift = 0;
-  while (a.gshift < 30 && (1 << (a.gshift + 1)) <= p->group_size) ++a.gshift;  // group = 1 << gshift
-  // one group row (per-column scales, or zero points with group_size = K: G = 1, K any multiple of
-  // 64, not always a power of two): k >> 30 is row 0 for every k <= W4A16_MAX_K
-  if (p->group_size >= p->k) a.gshift = 30;
+  a.gshift = (uint32_t)w4a16_group_shift(p->group_size, p->k);  // group = 1 << gshift, or 30: one group row
   a.alpha = p->alpha;
   a.late_trigger = 0;
   a.pcol_int = 1;

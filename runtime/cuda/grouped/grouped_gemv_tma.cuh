@@ -314,9 +314,7 @@ static inline int w4a16_ggemv_tma_launch_variant(const struct w4a16_grouped_laun
 template <typename T, int MODE, int R, int TILE_M, int STAGES, int TPW>
 static inline int w4a16_ggemv_tma_launch(const struct w4a16_grouped_launch_params *p, cudaStream_t stream) {
   constexpr int TT = 8 * TPW / R;
-  int gshift = 0;
-  while (gshift < 30 && (1 << (gshift + 1)) <= p->group_size) ++gshift;
-  if (p->group_size >= p->k) gshift = 30;  // one group row (K need not be a power of two)
+  const int gshift = w4a16_group_shift(p->group_size, p->k);
   const CUtensorMapDataType dt =
       std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   w4a16_sm90::EncodeTiledFn encode = w4a16_sm90::encode_tiled_fn();

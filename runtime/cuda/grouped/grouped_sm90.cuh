@@ -68,7 +68,7 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   prm.n = gp->n;
   prm.k = gp->k;
   prm.group = gp->group_size;
-  prm.gshift = group_shift(gp->group_size, gp->k);
+  prm.gshift = w4a16_group_shift(gp->group_size, gp->k);
   prm.split_k = 1;
   prm.scale_map = 1 | (box_rows << 8);
   prm.tail_rows = C::TM;

@@ -197,16 +197,6 @@ static inline bool scale_maps(const struct w4a16_launch_params *p, int rows, CUt
                                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B));
 }
 
-// Params::gshift: log2(group), used only where group < TK (then a power of two; bounded, per-column
-// groups are K); 30 for one group row (group K, G = 1), below TK only with a K tail (K < TK, not
-// always a power of two): every k of the k-block in row 0.
-static inline int group_shift(int group, int k) {
-  if (group >= k) return 30;
-  int s = 0;
-  while (s < 30 && (1 << (s + 1)) <= group) ++s;
-  return s;
-}
-
 // Params from the problem and the plan (the tensor maps' outcome in act_3d, act_3d_tail).
 template <class C>
 static inline Params make_params(const struct w4a16_launch_params *p, const w4a16_plan &pl) {
@@ -221,7 +211,10 @@ static inline Params make_params(const struct w4a16_launch_params *p, const w4a1
   prm.n = p->n;
   prm.k = p->k;
   prm.group = p->group_size;
-  prm.gshift = group_shift(p->group_size, p->k);
+  // log2(group), used only where group < TK (then a power of two; bounded, per-column groups are
+  // K); 30 for one group row (group K, G = 1), below TK only with a K tail (K < TK, not always a
+  // power of two): every k of the k-block in row 0
+  prm.gshift = w4a16_group_shift(p->group_size, p->k);
   prm.split_k = pl.split_k;
   prm.streamk = pl.stream_k;
   prm.sk_base = pl.sk_base;
