@@ -58,21 +58,20 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   if (!activation_maps<T, C>(&lp, 0, C::TM, &tm_a, &tm_a_tail, &a3d, &a3d_tail) || !weight_map<C>(&lp, &tm_w) ||
       !scale_maps<T, C>(&ls, box_rows, &tm_s, &tm_z))
     return (int)cudaErrorInvalidValue;
+  // the dense Params of one expert's problem (N, D, alpha) under a plan of whole tiles: no split-K,
+  // stream-K or K pair, the scale map's boxes of box_rows group rows, token tiles of TM rows
+  struct w4a16_launch_params pp = lp;
+  pp.n = gp->n;
+  pp.d = gp->d;
+  pp.ldd = gp->ldd;
+  pp.alpha = gp->alpha;
+  w4a16_plan pl = {};
+  pl.split_k = 1;
+  pl.scale_map = 1 | (box_rows << 8);
+  pl.tail_rows = C::TM;
   GroupedParams prm;
   memset(&prm, 0, sizeof(prm));
-  prm.scales = gp->scales;
-  prm.zeros = gp->zeros;
-  prm.d = gp->d;
-  prm.ldd = gp->ldd;
-  prm.m = gp->rows;
-  prm.n = gp->n;
-  prm.k = gp->k;
-  prm.group = gp->group_size;
-  prm.gshift = w4a16_group_shift(gp->group_size, gp->k);
-  prm.split_k = 1;
-  prm.scale_map = 1 | (box_rows << 8);
-  prm.tail_rows = C::TM;
-  prm.alpha = gp->alpha;
+  static_cast<Params &>(prm) = make_params<C>(&pp, pl);
   prm.gp = *gp;
   cudaError_t err = kernel_attrs<T, C, false>();
   if (err != cudaSuccess) return (int)err;
