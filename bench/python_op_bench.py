@@ -105,9 +105,9 @@ def bench_eager() -> Dict[str, float]:
     L = _lib.lib()
     args = _lib.GEMM_ARGS()
     buf = ctypes.create_string_buffer(_lib.GEMM_ARGS_STRUCT.size)
-    _lib.GEMM_ARGS_STRUCT.pack_into(buf, 0, 1, n, k, k, n, 128, 1, 1, 0, a.data_ptr(),
+    _lib.GEMM_ARGS_STRUCT.pack_into(buf, 0, 1, n, k, k, n, 128, 1, 1, 0, 0, a.data_ptr(),
                                     qw.qweight.data_ptr(), qw.scales.data_ptr(), 0, 0,
-                                    out.data_ptr(), 1.0)
+                                    out.data_ptr(), 1.0, 0)
     ctypes.memmove(ctypes.addressof(args), buf, len(buf))
     gemm_c = L.w4a16_gemm
     empty_c = L.w4a16_last_cuda_error

@@ -34,19 +34,22 @@ def _args_buffer(name: str = "gemm",
 
 
 def workspace_bytes(device: int, m: int, n: int, k: int, group_size: int, mode: int,
-                    dtype: int) -> int:
+                    dtype: int, act_order: int = 0) -> int:
     """Bytes of workspace that ``w4a16_gemm`` with no kernel wants for this problem on device.
 
     ``w4a16_workspace_size(NULL, ...)``: the size for the kernel selection picks now (config
     cache, else heuristic), memoized per (device, problem) until :func:`forget_workspace_sizes`
-    (``w4a16.tune`` calls it). Must be called with ``device`` current.
+    (``w4a16.tune`` calls it). act_order nonzero: the problem takes A's columns through a
+    permutation, which adds the gathered activations (M*K*2 bytes, rounded up to 256) to the
+    size. Must be called with ``device`` current.
     """
-    key = (device, m, n, k, group_size, mode, dtype)
+    act_order = 1 if act_order else 0
+    key = (device, m, n, k, group_size, mode, dtype, act_order)
     got = _ws_memo.get(key)
     if got is not None:
         return got
     prob = PROBLEM(m=m, n=n, k=k, lda=0, ldd=0, group_size=group_size, mode=mode, dtype=dtype,
-                   has_bias=0)
+                   has_bias=0, act_order=act_order)
     size = ctypes.c_size_t(0)
     check(lib().w4a16_workspace_size(None, ctypes.byref(prob), 0, ctypes.byref(size)))
     with _ws_lock:
@@ -62,22 +65,25 @@ def forget_workspace_sizes() -> None:
 
 def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: int, dtype: int,
              a: int, w: int, scales: int, zeros: int, bias: int, d: int, alpha: float,
-             workspace: int, workspace_bytes: int, stream: int) -> None:
+             workspace: int, workspace_bytes: int, stream: int, a_perm: int = 0) -> None:
     """``w4a16_gemm(args, NULL, workspace, workspace_bytes, stream)`` on device pointers.
 
     Pointers and the stream are integers (0 for NULL / the legacy default stream); the kernel is
-    selected by the library (config cache, else heuristic). Asynchronous.
+    selected by the library (config cache, else heuristic). a_perm: the act-order permutation
+    (device int32 [K]; the problem's act_order is set where it is not 0): the product takes
+    A[:, a_perm], and the workspace must hold :func:`workspace_bytes` with act_order.
+    Asynchronous.
 
     Raises:
         W4A16Error: the library's status and message (nothing was launched or written).
     """
     buf, addr = _args_buffer()
     GEMM_ARGS_STRUCT.pack_into(buf, 0, m, n, k, lda, ldd, group_size, mode, dtype,
-                               1 if bias else 0, a, w, scales, zeros, bias, d, alpha)
+                               1 if bias else 0, 1 if a_perm else 0, a, w, scales, zeros, bias,
+                               d, alpha, a_perm)
     st = lib().w4a16_gemm(addr, None, workspace or None, workspace_bytes, stream or None)
     if st:
         check(st)
-
 
 
 def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int, a_rows: int,

@@ -53,19 +53,23 @@ class W4A16Error(RuntimeError):
 # --- struct layouts (C ABI of x86-64 / aarch64 Linux) ---------------------------------------
 
 class PROBLEM(ctypes.Structure):
-    """``w4a16_problem``: m, n, k, lda, ldd (int64), group_size, mode, dtype, has_bias (int)."""
+    """``w4a16_problem``: m, n, k, lda, ldd (int64), group_size, mode, dtype, has_bias and
+    act_order (int; act_order nonzero: A's columns are taken in the order of the args' a_perm)."""
 
     _fields_ = [("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
                 ("lda", ctypes.c_int64), ("ldd", ctypes.c_int64), ("group_size", ctypes.c_int),
-                ("mode", ctypes.c_int), ("dtype", ctypes.c_int), ("has_bias", ctypes.c_int)]
+                ("mode", ctypes.c_int), ("dtype", ctypes.c_int), ("has_bias", ctypes.c_int),
+                ("act_order", ctypes.c_int)]
 
 
 class GEMM_ARGS(ctypes.Structure):
-    """``w4a16_gemm_args``: the problem, six device pointers and alpha."""
+    """``w4a16_gemm_args``: the problem, six device pointers, alpha and the act-order
+    permutation a_perm (device int32 [K], or NULL)."""
 
     _fields_ = [("problem", PROBLEM), ("a", ctypes.c_void_p), ("w", ctypes.c_void_p),
                 ("scales", ctypes.c_void_p), ("zeros", ctypes.c_void_p),
-                ("bias", ctypes.c_void_p), ("d", ctypes.c_void_p), ("alpha", ctypes.c_float)]
+                ("bias", ctypes.c_void_p), ("d", ctypes.c_void_p), ("alpha", ctypes.c_float),
+                ("a_perm", ctypes.c_void_p)]
 
 
 class KERNEL_DESC(ctypes.Structure):
@@ -128,9 +132,10 @@ class PROFILE_RESULT(ctypes.Structure):
 
 
 #: ``w4a16_gemm_args`` packed by :mod:`struct` in one call (faster than filling a ctypes
-#: Structure field by field on the op's hot path). The offsets follow the C ABI; a test checks
-#: them against ctypes' layout of :class:`GEMM_ARGS`.
-GEMM_ARGS_STRUCT = struct.Struct("=5q4i6Qf4x")
+#: Structure field by field on the op's hot path): the problem (5 int64, 5 int, padding to 64
+#: bytes), 6 pointers, alpha, padding, a_perm. The offsets follow the C ABI; a test checks them
+#: against ctypes' layout of :class:`GEMM_ARGS` and the header's field lists.
+GEMM_ARGS_STRUCT = struct.Struct("=5q5i4x6Qf4xQ")
 assert GEMM_ARGS_STRUCT.size == ctypes.sizeof(GEMM_ARGS)
 #: ``w4a16_grouped_gemm_args`` packed by :mod:`struct` (struct_size, 7 int64, 4 int, 8 pointers,
 #: alpha, padding, the status pointer); a test checks it against :class:`GROUPED_ARGS`.

@@ -4,12 +4,14 @@ Registered with ``torch.library`` (``define`` + a CUDA ``impl`` + ``register_fak
 ``w4a16`` is imported where torch is importable. Schema::
 
     w4a16::gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
-                int group_size=128, float alpha=1.0) -> Tensor
+                int group_size=128, float alpha=1.0, Tensor? perm=None) -> Tensor
     w4a16::gemm.out(Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None,
-                    int group_size=128, float alpha=1.0, *, Tensor(a!) out) -> ()
+                    int group_size=128, float alpha=1.0, Tensor? perm=None, *,
+                    Tensor(a!) out) -> ()
 
 computing ``out = alpha * a @ dequant(w).T (+ bias)`` (``torch.nn.functional.linear``'s
-convention), with fp32 accumulation:
+convention), or ``alpha * a[..., perm] @ dequant(w).T (+ bias)`` where perm is given, with fp32
+accumulation:
 
 - ``a``: ``[..., K]`` float16 or bfloat16 on a CUDA device; the leading dims are flattened to M
   rows, which must be one strided view (no copy is made): last dim contiguous, row stride a
@@ -21,18 +23,32 @@ convention), with fp32 accumulation:
 - ``zeros``: ``[G, N]`` float zero points ``z = -s * zq`` in ``a``'s dtype, or None; given, the
   mode is FINEGRAINED_SCALE_AND_ZEROS (``w = s * q + z``), else ``w = s * (q - 8)``.
 - ``bias``: ``[N]`` in ``a``'s dtype, or None.
+- ``perm`` (act-order): int32 ``[K]`` on ``a``'s device, contiguous, 16-byte aligned data, a
+  permutation of ``0..K-1``, or None. An act-order (GPTQ ``desc_act``) checkpoint's weight is
+  stored with its K columns sorted by group, ``perm = argsort(g_idx)``
+  (:attr:`w4a16.QuantizedWeight.perm`), so the product takes ``a``'s columns in that order:
+  ``out = a[..., perm] @ W.T``. Like ``w`` it is read on the device only (graph-safe) and must
+  not be written by the kernel just before the op on the stream (programmatic dependent launch,
+  include/w4a16/w4a16.h "Ordering"). An index outside ``[0, K)`` gives NaN in ``out``, never a
+  fault. At M = 1 the sm_90 TMA GEMV kernels gather the row inside the GEMV (no extra kernel;
+  groups of 128 or more, where the row fits in shared memory beside the stages); every other
+  call gathers ``a`` into the workspace first (``w4a16_gather_k``, one more kernel, as
+  ``torch.ops.w4a16.gather_k`` then this op would).
 - ``out`` (the ``.out`` overload): ``[..., N]`` in ``a``'s dtype, last dim contiguous, row stride
   a multiple of 8, on ``a``'s device; only its ``[M, N]`` elements are written.
 
 Every call reads the current CUDA stream of ``a``'s device, launches one kernel (two where the
-library splits K) and never synchronises. The library selects the kernel (config cache, else
-heuristic; ``w4a16.tune`` fills the cache). Workspace, where the selected kernel splits K: outside
-CUDA-graph capture from torch's caching allocator (stream-ordered, so concurrent streams never
-share it); inside capture, a per-device buffer allocated before the capture (grown to the largest
-size an eager call has needed, or by :func:`reserve_workspace`), so nothing but the output is
-allocated in a captured graph. Graphs holding the op must not be replayed concurrently on
-different streams (they share that buffer). A capture that needs more workspace than reserved
-runs the kernel without splitting K (correct, slower on problems of few output tiles).
+library splits K, one more where it gathers for ``perm``) and never synchronises. The library
+selects the kernel (config cache, else heuristic; ``w4a16.tune`` fills the cache). Workspace,
+where the selected kernel splits K or ``perm`` is given (the gathered ``[M, K]`` activations, M*K*2
+bytes rounded up to 256): outside CUDA-graph capture from torch's caching allocator
+(stream-ordered, so concurrent streams never share it); inside capture, a per-device buffer
+allocated before the capture (grown to the largest size an eager call has needed, or by
+:func:`reserve_workspace`), so nothing but the output is allocated in a captured graph. Graphs
+holding the op must not be replayed concurrently on different streams (they share that buffer).
+A capture that needs more workspace than reserved runs the kernel without splitting K (correct,
+slower on problems of few output tiles); one with ``perm`` whose gathered activations do not fit
+raises ``RuntimeError`` (run the op eagerly once before capturing, or reserve).
 
 ``torch.ops.w4a16.grouped_gemm`` (mixture of experts, include/w4a16/w4a16.h "Grouped GEMM")::
 
@@ -69,7 +85,7 @@ __all__ = ["gemm", "grouped_gemm", "reserve_workspace"]
 
 _C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
 _SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None, "
-                "int group_size=128, float alpha=1.0")
+                "int group_size=128, float alpha=1.0, Tensor? perm=None")
 
 _graph_ws: Dict[int, Tensor] = {}
 
@@ -116,7 +132,8 @@ def _group_size_of(groups: int, group_size: int, k: int, fn: str, rows: str,
 
 
 def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
-           bias: Optional[Tensor], group_size: int) -> Tuple[int, int, int, int, int]:
+           bias: Optional[Tensor], group_size: int,
+           perm: Optional[Tensor] = None) -> Tuple[int, int, int, int, int]:
     """Shape, dtype and layout checks on (possibly fake) tensors: (M, N, K, group, mode).
 
     Each tensor attribute is read once: this runs on every call of the op.
@@ -167,6 +184,16 @@ def _check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
         if len(sb) != 1 or sb[0] != n:
             raise ValueError(f"w4a16.gemm: bias has shape {tuple(sb)}; it must be "
                              f"[N] = [{n}]")
+    if perm is not None:
+        if perm.dtype != torch.int32:
+            raise TypeError(f"w4a16.gemm: perm has dtype {perm.dtype}; it must be torch.int32")
+        sp = perm.shape
+        if len(sp) != 1 or sp[0] != k:
+            raise ValueError(f"w4a16.gemm: perm has shape {tuple(sp)}; it must be "
+                             f"[K] = [{k}]")
+        if not perm.is_contiguous():
+            raise ValueError(f"w4a16.gemm: perm (shape {tuple(sp)}, strides "
+                             f"{tuple(perm.stride())}) must be contiguous")
     if len(sa) == 2:
         m = sa[0]
     else:
@@ -205,14 +232,15 @@ def _rows_view(x: Tensor, k: int, name: str, op: str = "w4a16.gemm",
 
 
 def _launch(dims: Tuple[int, int, int, int, int], a: Tensor, w: Tensor, scales: Tensor,
-            zeros: Optional[Tensor], bias: Optional[Tensor], alpha: float, out: Tensor) -> None:
+            zeros: Optional[Tensor], bias: Optional[Tensor], alpha: float, out: Tensor,
+            perm: Optional[Tensor] = None) -> None:
     """Check what _check left (devices, layouts, out), then run the library on out's [M, N]."""
     m, n, k, group, mode = dims
     index = a.get_device()  # -1 on the CPU
     if index < 0:
         raise ValueError(f"w4a16.gemm: a is on {a.device}; the op runs on CUDA devices")
     for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias),
-                    ("out", out)):
+                    ("out", out), ("perm", perm)):
         if t is not None and t.get_device() != index:
             raise ValueError(f"w4a16.gemm: {name} is on {t.device} but a is on {a.device}")
     for name, t in (("w", w), ("scales", scales), ("zeros", zeros), ("bias", bias)):
@@ -233,22 +261,34 @@ def _launch(dims: Tuple[int, int, int, int, int], a: Tensor, w: Tensor, scales: 
     if index != _current_device():
         with torch.cuda.device(index):
             return _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode,
-                         dtype, index)
-    _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode, dtype, index)
+                         dtype, index, perm)
+    _call(a2, w, scales, zeros, bias, alpha, d2, m, n, k, lda, ldd, group, mode, dtype, index,
+          perm)
 
 
 def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: Optional[Tensor],
           alpha: float, d2: Tensor, m: int, n: int, k: int, lda: int, ldd: int, group: int,
-          mode: int, dtype: int, index: int) -> None:
+          mode: int, dtype: int, index: int, perm: Optional[Tensor] = None) -> None:
     """The library call on the current device (index), with its workspace."""
     c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else group
-    need = _gemm.workspace_bytes(index, m, n, k, c_group, mode, dtype)
+    act_order = 0 if perm is None else 1
+    need = _gemm.workspace_bytes(index, m, n, k, c_group, mode, dtype, act_order)
     ws_ptr, ws_bytes, ws = 0, 0, None
     if need:
         if torch.cuda.is_current_stream_capturing():
             ws = _graph_ws.get(index)
             if ws is not None:
                 ws_ptr, ws_bytes = ws.data_ptr(), ws.numel()
+            if act_order:
+                # the gathered activations have no smaller fallback (split-K has: unsplit)
+                gather = (m * k * 2 + 255) // 256 * 256
+                if ws_bytes < gather:
+                    raise RuntimeError(
+                        f"w4a16.gemm: with perm, M = {m}, K = {k} needs {gather} bytes of "
+                        f"workspace for the gathered activations ({need} with the kernel's "
+                        f"part) but {ws_bytes} are reserved for CUDA-graph capture on "
+                        f"cuda:{index}; run the op once eagerly before the capture, or call "
+                        f"w4a16.ops.reserve_workspace({need})")
         else:
             ws = torch.empty(need, dtype=torch.uint8, device=a2.device)
             ws_ptr, ws_bytes = ws.data_ptr(), need
@@ -258,7 +298,7 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
     _gemm.gemm_raw(m, n, k, lda, ldd, c_group, mode, dtype, a2.data_ptr(), w.data_ptr(),
                    scales.data_ptr(), 0 if zeros is None else zeros.data_ptr(),
                    0 if bias is None else bias.data_ptr(), d2.data_ptr(), float(alpha), ws_ptr,
-                   ws_bytes, _raw_stream(index))
+                   ws_bytes, _raw_stream(index), 0 if perm is None else perm.data_ptr())
 
 
 def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
@@ -369,36 +409,37 @@ _lib.define(f"gemm.out({_SCHEMA_ARGS}, *, Tensor(a!) out) -> ()")
 
 
 def _gemm_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, group_size: int = 128,
-               alpha: float = 1.0) -> Tensor:
-    dims = _check(a, w, scales, zeros, bias, group_size)
+               bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+               perm: Optional[Tensor] = None) -> Tensor:
+    dims = _check(a, w, scales, zeros, bias, group_size, perm)
     out = torch.empty(a.shape[:-1] + (dims[1],), dtype=a.dtype, device=a.device)
-    _launch(dims, a, w, scales, zeros, bias, alpha, out)
+    _launch(dims, a, w, scales, zeros, bias, alpha, out, perm)
     return out
 
 
 def _gemm_out_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
-                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
-                   out: Tensor) -> None:
-    _launch(_check(a, w, scales, zeros, bias, group_size), a, w, scales, zeros, bias, alpha, out)
+                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+                   perm: Optional[Tensor] = None, *, out: Tensor) -> None:
+    _launch(_check(a, w, scales, zeros, bias, group_size, perm), a, w, scales, zeros, bias, alpha,
+            out, perm)
 
 
 def _not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
     raise ValueError(f"w4a16.gemm: a is on {a.device}; the op runs on CUDA devices (move a, w, "
-                     "scales, zeros and bias to the GPU)")
+                     "scales, zeros, bias and perm to the GPU)")
 
 
 def _gemm_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, group_size: int = 128,
-               alpha: float = 1.0) -> Tensor:
-    _check(a, w, scales, zeros, bias, group_size)
+               bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+               perm: Optional[Tensor] = None) -> Tensor:
+    _check(a, w, scales, zeros, bias, group_size, perm)
     return a.new_empty(tuple(a.shape[:-1]) + (w.shape[0],))
 
 
 def _gemm_out_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
-                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
-                   out: Tensor) -> None:
-    _check(a, w, scales, zeros, bias, group_size)
+                   bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+                   perm: Optional[Tensor] = None, *, out: Tensor) -> None:
+    _check(a, w, scales, zeros, bias, group_size, perm)
 
 
 _lib.define("grouped_gemm(Tensor a, Tensor w, Tensor scales, Tensor? zeros, Tensor offsets, "
@@ -416,12 +457,18 @@ torch.library.register_fake("w4a16::gemm.out", _gemm_out_fake, lib=_lib)
 
 
 def gemm(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor] = None,
-         bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0, *,
-         out: Optional[Tensor] = None) -> Tensor:
-    """``torch.ops.w4a16.gemm`` (or ``.out`` when out is given); see the module's docstring."""
+         bias: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
+         perm: Optional[Tensor] = None, *, out: Optional[Tensor] = None) -> Tensor:
+    """``torch.ops.w4a16.gemm`` (or ``.out`` when out is given); see the module's docstring.
+
+    ``out = alpha * a[..., perm] @ dequant(w).T (+ bias)``, ``a[..., perm]`` read as ``a`` where
+    perm is None. perm (act-order): int32 ``[K]`` on ``a``'s device, contiguous, a permutation of
+    ``0..K-1`` (``argsort(g_idx)`` of a checkpoint whose weight columns are stored sorted by
+    group); an index outside ``[0, K)`` gives NaN. Returns ``out`` (a new tensor where None).
+    """
     if out is None:
-        return torch.ops.w4a16.gemm(a, w, scales, zeros, bias, group_size, alpha)
-    torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, out=out)
+        return torch.ops.w4a16.gemm(a, w, scales, zeros, bias, group_size, alpha, perm)
+    torch.ops.w4a16.gemm.out(a, w, scales, zeros, bias, group_size, alpha, perm, out=out)
     return out
 
 

@@ -5,6 +5,8 @@ model of its rule, and every argument error's message."""
 from __future__ import annotations
 
 import ctypes
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -43,16 +45,65 @@ def test_info_and_kernels() -> None:
 
 def test_gemm_args_layout_matches_ctypes() -> None:
     """The struct.pack layout of the hot path equals the C ABI layout ctypes computes."""
+    assert ctypes.sizeof(_lib.PROBLEM) == 64  # 5 int64, 5 int, 4 bytes of padding
+    assert _lib.PROBLEM.act_order.offset == 56
     fmt = _lib.GEMM_ARGS_STRUCT
-    assert fmt.size == ctypes.sizeof(_lib.GEMM_ARGS) == 112
-    vals = (11, 22, 33, 44, 55, 66, 1, 0, 1, 0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 0.5)
+    assert fmt.size == ctypes.sizeof(_lib.GEMM_ARGS) == 128
+    assert (_lib.GEMM_ARGS.a.offset, _lib.GEMM_ARGS.alpha.offset,
+            _lib.GEMM_ARGS.a_perm.offset) == (64, 112, 120)
+    vals = (11, 22, 33, 44, 55, 66, 1, 0, 1, 1, 0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000,
+            0.5, 0x7000)
     buf = ctypes.create_string_buffer(fmt.size)
     fmt.pack_into(buf, 0, *vals)
     args = _lib.GEMM_ARGS.from_buffer_copy(buf.raw)
     p = args.problem
-    assert (p.m, p.n, p.k, p.lda, p.ldd, p.group_size, p.mode, p.dtype, p.has_bias) == vals[:9]
-    assert (args.a, args.w, args.scales, args.zeros, args.bias, args.d) == vals[9:15]
-    assert args.alpha == 0.5
+    assert (p.m, p.n, p.k, p.lda, p.ldd, p.group_size, p.mode, p.dtype, p.has_bias,
+            p.act_order) == vals[:10]
+    assert (args.a, args.w, args.scales, args.zeros, args.bias, args.d) == vals[10:16]
+    assert args.alpha == 0.5 and args.a_perm == 0x7000
+    # and back: a Structure filled field by field packs to the same bytes
+    assert bytes(args) == buf.raw
+    gfmt = _lib.GROUPED_ARGS_STRUCT
+    assert gfmt.size == ctypes.sizeof(_lib.GROUPED_ARGS)
+
+
+HEADER = Path(__file__).resolve().parents[2] / "include" / "w4a16" / "w4a16.h"
+_C_TYPES = {"int64_t": ctypes.c_int64, "int": ctypes.c_int, "size_t": ctypes.c_size_t,
+            "float": ctypes.c_float, "w4a16_quant_mode": ctypes.c_int,
+            "w4a16_dtype": ctypes.c_int, "w4a16_index_type": ctypes.c_int,
+            "w4a16_problem": _lib.PROBLEM}
+
+
+def header_fields(name: str) -> list:
+    """``typedef struct <name> {...}``'s fields in include/w4a16/w4a16.h as (name, ctypes type):
+    pointers are c_void_p, enums c_int."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", "", HEADER.read_text(), flags=re.S)
+    body = re.search(r"typedef struct " + name + r" \{(.*?)\} " + name + ";", text, re.S)
+    assert body, f"no typedef struct {name} in {HEADER}"
+    fields = []
+    for decl in body.group(1).split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        m = re.match(r"(?:const\s+)?(\w+)\s*(\**)\s*(.*)", decl)
+        assert m, decl
+        ctype, stars, names = m.groups()
+        for var in names.split(","):
+            var = var.strip()
+            ptr = stars or var.startswith("*")
+            fields.append((var.lstrip("*").strip(),
+                           ctypes.c_void_p if ptr else _C_TYPES[ctype]))
+    return fields
+
+
+@pytest.mark.skipif(not HEADER.exists(), reason="needs the source tree's include/w4a16/w4a16.h")
+@pytest.mark.parametrize("c_name,py", [("w4a16_problem", _lib.PROBLEM),
+                                       ("w4a16_gemm_args", _lib.GEMM_ARGS),
+                                       ("w4a16_grouped_gemm_args", _lib.GROUPED_ARGS)])
+def test_binding_structs_match_header(c_name: str, py: type) -> None:
+    """The ctypes structs declare the header's fields, in its order, with its types (so ctypes'
+    layout is the C ABI's and the struct formats checked above follow)."""
+    assert [(f[0], f[1]) for f in py._fields_] == header_fields(c_name)
 
 
 def test_status_error_carries_name_and_message() -> None:
