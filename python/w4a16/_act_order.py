@@ -8,7 +8,9 @@ returns ``a.index_select(-1, perm)``: ``out[..., k] = a[..., perm[k]]`` (the lib
 ``w4a16_gather_k``). An act-order checkpoint's weight is stored with its K columns sorted by
 group (``perm = argsort(g_idx)``, :class:`w4a16.QuantizedWeight.perm`), so its GEMM takes the
 activations' columns in that order; :class:`w4a16.nn.Linear` calls this op before
-``torch.ops.w4a16.gemm``.
+``torch.ops.w4a16.gemm`` (``gather="op"``). ``torch.ops.w4a16.gemm``'s own ``perm`` argument does
+the same within the GEMM call (``gather="fused"``: inside the GEMV at M = 1 on sm_90, through the
+library's gather into the op's workspace elsewhere).
 
 - ``a``: ``[..., K]`` float16 or bfloat16 on a CUDA device, one strided ``[M, K]`` view (last
   dim contiguous; no copy is made); K a multiple of 8.

@@ -19,7 +19,11 @@ from . import _dtypes
 from ._lib import PROBLEM, lib
 from ._weight import QuantizedWeight, quantize
 
-__all__ = ["Linear", "replace_linears", "ReplaceReport"]
+__all__ = ["Linear", "replace_linears", "ReplaceReport", "GATHER_MODES"]
+
+#: The values of :attr:`Linear.gather`: how an act-order layer takes its input's columns in order.
+GATHER_MODES = ("op", "fused", "index_select")
+_DEFAULT_GATHER = "op"
 
 
 class Linear(nn.Module):
@@ -27,11 +31,21 @@ class Linear(nn.Module):
 
     Buffers: ``qweight`` ``[N, K/2]`` uint8 (packed), ``scales`` ``[G, N]``, ``zeros`` ``[G, N]``
     or None, ``bias`` ``[N]`` or None, all in the activation dtype but qweight, and ``perm``
-    (int64 ``[K]``, act-order) or None: where given, ``forward`` gathers ``x[..., perm]`` before
-    the GEMM, by ``torch.ops.w4a16.gather_k`` (``gather = "op"``, the default: the GEMM after it
-    starts streaming its weights while it runs) or by ``index_select`` (``gather =
-    "index_select"``: better where ``torch.compile`` fuses it into the kernel producing ``x``);
-    both graph-safe. bench/decode_bench.py measures the two (docs/PERFORMANCE.md).
+    (int64 ``[K]``, act-order: the weight's columns are stored sorted by group) or None: where
+    given, ``forward`` computes ``x[..., perm] @ dequant(W).T``, taking ``x``'s columns in that
+    order in one of three ways, chosen by the attribute ``gather``:
+
+    - ``"op"`` (the default): ``torch.ops.w4a16.gather_k`` then ``torch.ops.w4a16.gemm``; the
+      GEMM after the gather starts streaming its weights while the gather runs.
+    - ``"fused"``: ``torch.ops.w4a16.gemm`` with ``perm`` (its int32 copy ``perm_i32``): no
+      separate gather op; at M = 1 on sm_90 the TMA GEMV gathers inside the kernel, elsewhere the
+      library gathers into the op's workspace before its kernel.
+    - ``"index_select"``: ``x.index_select(-1, perm)`` then the GEMM; better where
+      ``torch.compile`` fuses it into the kernel producing ``x`` (a norm or an activation).
+
+    All three are graph-safe and give the same product (up to the kernel's rounding).
+    bench/decode_bench.py measures them (docs/PERFORMANCE.md). Another value of ``gather`` raises
+    ``ValueError`` in ``forward``.
 
     ``forward`` takes ``x`` ``[..., K]`` in the activation dtype on the buffers' device and returns
     ``[..., N]``; see :mod:`w4a16.ops` for the layout rules.
@@ -57,7 +71,7 @@ class Linear(nn.Module):
         self.register_buffer("bias", torch.zeros(n, dtype=dt, device=device) if bias else None)
         self.register_buffer("perm", None)
         self.register_buffer("perm_i32", None, persistent=False)
-        self.gather = "op"
+        self.gather = _DEFAULT_GATHER
 
     @classmethod
     def from_quantized(cls, qweight: QuantizedWeight, bias: Optional[Tensor] = None) -> "Linear":
@@ -81,7 +95,7 @@ class Linear(nn.Module):
         # the gather op's index type (K < 2^31); not saved: state_dict keeps perm
         mod.register_buffer("perm_i32", None if mod.perm is None else
                             mod.perm.to(torch.int32), persistent=False)
-        mod.gather = "op"
+        mod.gather = _DEFAULT_GATHER
         return mod
 
     @classmethod
@@ -110,15 +124,19 @@ class Linear(nn.Module):
                                perm=self.perm)
 
     def forward(self, x: Tensor) -> Tensor:
+        g = -1 if self.scales.shape[0] == 1 else self.group_size
         if self.perm is not None:
-            if self.gather == "op":
+            gather = self.gather
+            if gather == "fused":
+                return torch.ops.w4a16.gemm(x, self.qweight, self.scales, self.zeros, self.bias,
+                                            g, 1.0, self.perm_i32)
+            if gather == "op":
                 x = torch.ops.w4a16.gather_k(x, self.perm_i32)
-            elif self.gather == "index_select":
+            elif gather == "index_select":
                 x = x.index_select(-1, self.perm)
             else:
-                raise ValueError(f"w4a16.nn.Linear: gather = {self.gather!r}; it must be 'op' "
-                                 "or 'index_select'")
-        g = -1 if self.scales.shape[0] == 1 else self.group_size
+                raise ValueError(f"w4a16.nn.Linear: gather = {gather!r}; it must be one of "
+                                 + ", ".join(repr(v) for v in GATHER_MODES))
         return torch.ops.w4a16.gemm(x, self.qweight, self.scales, self.zeros, self.bias, g, 1.0)
 
     def extra_repr(self) -> str:
