@@ -19,13 +19,16 @@ and the rest. At batch 1 also: for w4a16, the step of an act-order checkpoint, w
 (``index_select`` of the activations, as ``w4a16.nn.Linear`` does) before each of the four linears
 of a layer ("all"), and with the down projection's permutation folded into gate/up's rows
 (``w4a16.parallel.fold_act_order``: gathers before qkv, o and gate/up only, "folded"), the same
-through ``torch.ops.w4a16.gather_k`` ("op", ``w4a16.nn.Linear``'s default) and with the op before o
-only ("mixed"); for w4a16 and
+through ``torch.ops.w4a16.gather_k`` ("op", ``w4a16.nn.Linear``'s ``gather="op"``), with the op
+before o only ("mixed"), and with the permutation handed to ``torch.ops.w4a16.gemm`` itself
+("fused", ``gather="fused"``: the TMA GEMV gathers the row inside the kernel at batch 1 on sm_90;
+down folded likewise); ``--act-order`` picks which of these run. For w4a16 and
 int4, the step with the LM head quantized like the layers (what torchao's ``quantize_`` does by
 default; GPTQ and AWQ checkpoints usually keep it in bf16). ``--profile`` lists the kernels of one
 compiled layer per variant (eager, outside the graph) to show what the gathers fused into.
 
-Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--profile] [--json FILE]``
+Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--profile]
+[--act-order all,folded,op,mixed,fused] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ def linear(kind: str, x: torch.Tensor, t: Dict[str, torch.Tensor],
         x = x.index_select(-1, perm)
     elif gather == "op":
         x = torch.ops.w4a16.gather_k(x, perm)
+    elif gather == "fused":  # the GEMM takes x's columns in perm's order itself
+        if kind != "w4a16":
+            raise ValueError(f"the fused act-order gather is w4a16's, not {kind}'s")
+        return torch.ops.w4a16.gemm(x, t["q"], t["s"], None, None, GROUP, 1.0, perm)
     if kind == "bf16":
         return F.linear(x, t["w"])
     if kind == "w4a16":
@@ -86,10 +93,14 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
 
 # How each linear of a layer (qkv, o, gate_up, down) gathers its input in each act-order variant:
 # None (no gather), "is" (index_select, which torch.compile may fuse into the kernel producing the
-# input) or "op" (torch.ops.w4a16.gather_k). "folded": down's permutation folded into gate/up's rows.
+# input), "op" (torch.ops.w4a16.gather_k) or "fused" (the permutation passed to
+# torch.ops.w4a16.gemm). Every variant but "all" has down's permutation folded into gate/up's rows.
 ACT_ORDER = {"none": (None, None, None, None), "all": ("is", "is", "is", "is"),
              "folded": ("is", "is", "is", None), "op": ("op", "op", "op", None),
-             "mixed": ("is", "op", "is", None)}
+             "mixed": ("is", "op", "is", None), "fused": ("fused", "fused", "fused", None)}
+# The row keys of the act-order steps ("all" keeps its original key).
+ACT_ORDER_KEY = {v: "step_act_order_us" if v == "all" else f"step_act_order_{v}_us"
+                 for v in ACT_ORDER if v != "none"}
 
 
 def make_layer_fn(kind: str, act_order: str, compile: bool = True) -> Callable:
@@ -191,8 +202,16 @@ def main() -> None:
                     help="run the layers without torch.compile (still in one CUDA graph)")
     ap.add_argument("--profile", action="store_true",
                     help="list the kernels of one compiled layer per w4a16 act-order variant")
+    ap.add_argument("--act-order", default=",".join(ACT_ORDER_KEY),
+                    help="the w4a16 act-order variants timed at batch 1, comma-separated, of "
+                    + ", ".join(ACT_ORDER_KEY) + " (default: all of them)")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
+    variants = [v for v in args.act_order.split(",") if v]
+    for v in variants:
+        if v not in ACT_ORDER_KEY:
+            ap.error(f"--act-order: unknown variant {v!r}; the variants are "
+                     + ", ".join(ACT_ORDER_KEY))
     dev = torch.device("cuda")
     torch.manual_seed(0)
     bmax = max(batches)
@@ -228,11 +247,10 @@ def main() -> None:
             row = {"variant": kind, "batch": b, "step_us": step_us, "tokens_per_s":
                    b * 1e6 / step_us, "linears_us": lin_us}
             if kind == "w4a16" and b == 1:
-                row["step_act_order_us"] = graph_us(lambda: model.step(tokens, pos, "all"))
-                for v in ("folded", "op", "mixed"):
-                    row[f"step_act_order_{v}_us"] = graph_us(lambda: model.step(tokens, pos, v))
+                for v in variants:
+                    row[ACT_ORDER_KEY[v]] = graph_us(lambda: model.step(tokens, pos, v))
                 if args.profile:
-                    for v in ACT_ORDER:
+                    for v in ["none"] + variants:
                         names = model.layer_kernels(v)
                         print(f"# w4a16 layer kernels, act-order {v}: {len(names)}", flush=True)
                         for n in names:
@@ -257,11 +275,13 @@ def main() -> None:
     w1 = next(r for r in results if r["variant"] == "w4a16" and r["batch"] == 1)
     i1 = next(r for r in results if r["variant"] == "int4" and r["batch"] == 1)
     b1 = next(r for r in results if r["variant"] == "bf16" and r["batch"] == 1)
-    print(f"\nbatch 1: w4a16 / int4 tokens/s {w1['tokens_per_s'] / i1['tokens_per_s']:.2f}x; "
-          f"act-order gathers cost {100 * (w1['step_act_order_us'] / w1['step_us'] - 1):.1f} % "
-          f"of the step (index_select before all four linears); down folded into gate/up: "
-          + ", ".join(f"{100 * (w1[f'step_act_order_{v}_us'] / w1['step_us'] - 1):.1f} % ({v})"
-                      for v in ("folded", "op", "mixed")))
+    print(f"\nbatch 1: w4a16 / int4 tokens/s {w1['tokens_per_s'] / i1['tokens_per_s']:.2f}x")
+    if variants:
+        print("batch 1, w4a16 act-order over no act-order ({:.0f} us; \"all\": index_select before "
+              "all four linears; the others with down folded into gate/up): ".format(w1["step_us"])
+              + ", ".join(f"{v} {w1[ACT_ORDER_KEY[v]]:.0f} us "
+                          f"({100 * (w1[ACT_ORDER_KEY[v]] / w1['step_us'] - 1):+.1f} %)"
+                          for v in variants))
     print(f"batch 1, LM head quantized too: w4a16 {w1['step_quantized_head_us']:.0f} us "
           f"({b1['step_us'] / w1['step_quantized_head_us']:.2f}x bf16), int4 "
           f"{i1['step_quantized_head_us']:.0f} us ({b1['step_us'] / i1['step_quantized_head_us']:.2f}x "
