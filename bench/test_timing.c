@@ -28,7 +28,7 @@ static void test_copies(void **state) {
 
 static void test_bytes_flops(void **state) {
   (void)state;
-  w4a16_problem p = {16, 57344, 8192, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_problem p = {16, 57344, 8192, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0, 0};
   assert_true(w4a16_timing_flops(&p) == 2.0 * 16 * 57344 * 8192);
   double want = 57344.0 * 8192 / 2 + 64.0 * 57344 * 2 + 16.0 * 8192 * 2 + 16.0 * 57344 * 2;
   assert_true(w4a16_timing_bytes(&p) == want);
@@ -44,7 +44,7 @@ static void test_bytes_flops(void **state) {
 
 static void test_profile_bad_args(void **state) {
   (void)state;
-  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0, 0};
   w4a16_profile_result r[4];
   int n = 99;
   assert_int_equal(w4a16_profile(NULL, NULL, r, 4, &n), W4A16_STATUS_NULL_POINTER);
@@ -242,7 +242,7 @@ static void test_time_rounds(void **state) {
    two copies, as a reference library's launch would be) in the same rounds, each result in its slot */
 static void test_time_with_extra(void **state) {
   (void)state;
-  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0, 0};
   w4a16_heuristic_result h[1];
   int nh = 0;
   if (w4a16_heuristic_query(&p, 1, h, &nh) != W4A16_STATUS_OK || nh < 1) {
@@ -280,7 +280,7 @@ static void test_time_with_extra(void **state) {
 
 static void test_profile_ranked(void **state) {
   (void)state;
-  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0};
+  w4a16_problem p = {16, 4096, 4096, 0, 0, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16, 0, 0};
   w4a16_profile_result r[64];
   int n = 0;
   w4a16_profile_options o = {2, 5, 0, 7};

@@ -3,11 +3,6 @@
 
 #include "internal.h"
 
-/* runtime/cuda/gather_k.cu: returns the launch's cudaError_t as int; the launch carries programmatic
-   stream serialization where the device's image of the kernel holds griddepcontrol.wait. */
-int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
-                          int64_t ldo, int sm_count, void *stream);
-
 w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t *perm, int64_t m, int64_t k,
                             w4a16_dtype dtype, void *out, int64_t ldo, void *stream) {
   if (dtype != W4A16_DTYPE_F16 && dtype != W4A16_DTYPE_BF16)

@@ -20,10 +20,14 @@ static w4a16_status check_pointers(const w4a16_gemm_args *a) {
     return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem.has_bias is set but args->bias is NULL");
   if (!p->has_bias && a->bias)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->bias is given but problem.has_bias is 0");
+  if (p->act_order && !a->a_perm)
+    return w4a16_fail(W4A16_STATUS_NULL_POINTER, "problem.act_order is set but args->a_perm is NULL");
+  if (!p->act_order && a->a_perm)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->a_perm is given but problem.act_order is 0");
   struct { const void *ptr; const char *name; } ptrs[] = {
       {a->a, "A"}, {a->w, "packed weights"}, {a->scales, "scales"}, {a->d, "D"},
       {p->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? a->zeros : NULL, "zeros"},
-      {a->bias, "bias"}};
+      {a->bias, "bias"}, {a->a_perm, "a_perm"}};
   for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
     if (ptrs[i].ptr && misaligned(ptrs[i].ptr))
       return w4a16_fail(W4A16_STATUS_MISALIGNED, "%s pointer %p is not 16-byte aligned", ptrs[i].name, ptrs[i].ptr);
@@ -78,7 +82,21 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .workspace_bytes = workspace_bytes, .lda = p->lda ? p->lda : p->k, .ldd = p->ldd ? p->ldd : p->n,
       .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
       .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan};
-  int e = kernel->impl->launch(&lp, stream);
+  int e = W4A16_LAUNCH_UNFUSED;
+  if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA) {
+    lp.a_perm = args->a_perm; /* the kernel gathers the row itself where it can */
+    e = kernel->impl->launch(&lp, stream);
+    lp.a_perm = NULL;
+  }
+  if (e == W4A16_LAUNCH_UNFUSED && p->act_order) { /* A's columns gathered into the workspace first */
+    void *gathered = (char *)workspace + plan.gather_offset;
+    e = w4a16_gather_k_launch(args->a, lp.lda, args->a_perm, p->m, (int)p->k, gathered, p->k, dev.sm_count, stream);
+    if (e != 0) return w4a16_fail_cuda(e, "the act-order gather (w4a16_gather_k)");
+    lp.a = gathered;
+    lp.lda = p->k;
+    e = W4A16_LAUNCH_UNFUSED;
+  }
+  if (e == W4A16_LAUNCH_UNFUSED) e = kernel->impl->launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();
   return W4A16_STATUS_OK;

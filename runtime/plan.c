@@ -266,12 +266,20 @@ int w4a16_plan_launch(const w4a16_kernel_desc *kd, const w4a16_problem *p, int s
   pl->stream_k = stream_k_rule(kd, p, sm_count);
   pl->split_k = pl->stream_k ? 1 : split_k_rule(kd, p, sm_count);
   pl->workspace_bytes = workspace_bytes(kd, p, pl->split_k, pl->stream_k, sm_count);
-  if ((flags & W4A16_PLAN_FIT_WORKSPACE) && pl->workspace_bytes > ws_bytes) {
+  /* act-order: the gathered A after the kernel's part (w4a16_gemm gathers into it where the kernel
+     does not gather itself; reserved either way, so that the size does not depend on the device) */
+  const size_t gather = p->act_order ? ((size_t)p->m * (size_t)p->k * 2 + 255) / 256 * 256 : 0;
+  const size_t kernel_part = gather ? (pl->workspace_bytes + 255) / 256 * 256 : pl->workspace_bytes;
+  if ((flags & W4A16_PLAN_FIT_WORKSPACE) && pl->workspace_bytes && kernel_part + gather > ws_bytes) {
     /* a kernel of the runtime's choosing fits the workspace given: without split-K or stream-K it
        needs none */
     pl->split_k = 1;
     pl->stream_k = 0;
     pl->workspace_bytes = 0;
+  }
+  if (gather) {
+    pl->gather_offset = (pl->workspace_bytes + 255) / 256 * 256;
+    pl->workspace_bytes = pl->gather_offset + gather;
   }
   if ((flags & W4A16_PLAN_RULES) || kd->family != W4A16_FAMILY_SM90 || !kd->impl || !kd->impl->sm90_facts)
     return 0;

@@ -49,6 +49,8 @@ typedef struct w4a16_plan {
                              (Params::scale_map; a bulk copy a row where the map does not encode and
                              no N or K tail needs it) */
   size_t workspace_bytes; /* the workspace the rules reserve for this kernel and problem */
+  size_t gather_offset;   /* act-order: the offset of the gathered A ([M][K]) in the workspace, after
+                             the kernel's part (256-aligned); workspace_bytes includes it */
 } w4a16_plan;
 
 #endif

@@ -129,11 +129,27 @@ static void test_split_k_and_workspace(void **state) {
   size_t bytes = 1;
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, (size_t)s * 16 * 4096 * sizeof(float));
+  /* act-order: the gathered A ([M][K] 2-byte elements, 256-aligned) after the kernel's part */
+  p.act_order = 1;
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)s * 16 * 4096 * sizeof(float) + (size_t)16 * 14336 * 2);
+  assert_int_equal(rules_plan(&fake_sm80, &p).gather_offset, (size_t)s * 16 * 4096 * sizeof(float));
+  p.m = 3; /* 3 x 14336 x 2 = 86016 bytes: 336 x 256 */
+  const w4a16_plan p3 = rules_plan(&fake_sm80, &p);
+  assert_int_equal(p3.gather_offset % 256, 0);
+  assert_int_equal(p3.workspace_bytes - p3.gather_offset, (size_t)86016);
+  p.m = 16;
+  p.act_order = 0;
   /* enough tiles: no split, no workspace */
   p.n = 57344;
   assert_int_equal(rules_plan(&fake_sm80, &p).split_k, 1);
   assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, 0);
+  p.act_order = 1; /* no kernel part: the gathered A alone, at offset 0 */
+  assert_int_equal(w4a16_workspace_size(&fake_sm80, &p, 132, &bytes), W4A16_STATUS_OK);
+  assert_int_equal(bytes, (size_t)16 * 14336 * 2);
+  assert_int_equal(rules_plan(&fake_sm80, &p).gather_offset, 0);
+  p.act_order = 0;
   /* a kernel without split-K never splits */
   w4a16_problem g = test_problem(1, 4096, 4096, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, W4A16_DTYPE_F16);
   assert_int_equal(rules_plan(&fake_gemv, &g).split_k, 1);

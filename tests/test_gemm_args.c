@@ -59,6 +59,12 @@ static void test_null_pointers(void **state) {
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "has_bias");
   a = valid_args(); a.problem.mode = W4A16_FINEGRAINED_SCALE_AND_ZEROS; a.zeros = NULL;
   expect(w4a16_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "zeros");
+  a = valid_args(); a.problem.act_order = 1;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "a_perm is NULL");
+  a = valid_args(); a.a_perm = (const int32_t *)(const void *)buf[5];
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "act_order is 0");
+  a = valid_args(); a.problem.act_order = 1; a.a_perm = (const int32_t *)(const void *)(buf[5] + 4);
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "a_perm pointer");
 }
 
 static void test_shapes(void **state) {

@@ -35,6 +35,9 @@
  *                         them the same one) through kernel NULL on its own stream: the first calls
  *                         of the process (selection, device and probe records, function attributes)
  *                         race, and every result matches the reference (first in the binary)
+ *   act-order             every GEMV kernel and the selection with a column permutation (a_perm):
+ *                         the reference of A[:, perm]; the row gathered in the TMA kernel at M = 1
+ *                         (the workspace untouched) or into the workspace; a bad index gives NaN
  *   context reset         every kernel (all families) against the reference before and after
  *                         cudaDeviceReset, and the TMA launch plan after it (the function attributes
  *                         are set once per context)
@@ -309,6 +312,125 @@ static void test_long_k(void **state) {
       ++tested;
     }
   }
+  if (!tested) skip();
+}
+
+/* One act-order call of g's problem through kernel k (NULL: selection) with permutation perm (host, K):
+   D poisoned and the workspace poisoned (0xAB) first; D against the float64 reference of A's columns
+   gathered on the host, or, with bad (an index of perm outside [0, K)), every element of D NaN.
+   Returns 1 where the workspace came back untouched (the kernel gathered the row itself). */
+static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t *perm, int bad, const char *what) {
+  const w4a16_problem *p = &g->p;
+  const int64_t m = p->m, kk = p->k, lda = p->lda ? p->lda : kk;
+  const char *name = k ? k->name : "kernel NULL";
+  int32_t *dperm = NULL;
+  CUDA_OK(cudaMalloc((void **)&dperm, sizeof(int32_t) * (size_t)kk));
+  CUDA_OK(cudaMemcpy(dperm, perm, sizeof(int32_t) * (size_t)kk, cudaMemcpyHostToDevice));
+  size_t ws_bytes = 0;
+  assert_int_equal(w4a16_workspace_size(k, p, 0, &ws_bytes), W4A16_STATUS_OK);
+  assert_true(ws_bytes >= (size_t)(m * kk * 2));
+  void *ws = NULL;
+  CUDA_OK(cudaMalloc(&ws, ws_bytes));
+  CUDA_OK(cudaMemset(ws, 0xAB, ws_bytes));
+  CUDA_OK(cudaMemset(g->dd, 0xFF, g->d_bytes));
+  w4a16_gemm_args args = data_args(g, 0.75f);
+  args.a_perm = dperm;
+  const w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, NULL);
+  if (st != W4A16_STATUS_OK) fail_msg("%s: act-order: %s: %s", name, w4a16_status_name(st), w4a16_last_error_message());
+  CUDA_OK(cudaDeviceSynchronize());
+  uint16_t *d = malloc(g->d_bytes);
+  unsigned char *wsb = malloc(ws_bytes);
+  assert_non_null(d);
+  assert_non_null(wsb);
+  CUDA_OK(cudaMemcpy(d, g->dd, g->d_bytes, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(wsb, ws, ws_bytes, cudaMemcpyDeviceToHost));
+  int untouched = 1;
+  for (size_t e = 0; e < ws_bytes && untouched; ++e) untouched = wsb[e] == 0xAB;
+  if (bad) {
+    for (int64_t e = 0; e < m * p->n; ++e) {
+      const double v = test_from_dtype(d[e], p->dtype);
+      if (v == v) fail_msg("%s: act-order with an index outside [0, K)%s: D[%lld] = %g, not NaN", name, what, (long long)e, v);
+    }
+  } else {
+    gemv_data gathered = *g; /* the same problem on A[:, perm], gathered here */
+    gathered.p.act_order = 0;
+    gathered.p.lda = 0;
+    gathered.a = malloc(sizeof(uint16_t) * (size_t)(m * kk));
+    assert_non_null(gathered.a);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < kk; ++c) gathered.a[r * kk + c] = g->a[r * lda + perm[c]];
+    expect_reference(&gathered, d, name, what);
+    free(gathered.a);
+  }
+  free(d);
+  free(wsb);
+  cudaFree(ws);
+  cudaFree(dperm);
+  return untouched;
+}
+
+/* Act-order (problem.act_order, args.a_perm): every GEMV kernel at M = 1 and tile_m, K = 4096 and 14336,
+   groups of 128 (and 32, and per column where the kernel takes them), a fresh random permutation, A of
+   lda > K; then kernel NULL (selection: GEMV, sm90 or sm80 by M) at M = 1, 5, 16, 64, 256. Against the
+   float64 reference of A[:, perm]; at M = 1 the TMA GEMV kernels (tile_m <= 8) with groups >= 128 and
+   K = 4096 gather the row in the kernel, which the poisoned workspace shows (untouched), every other
+   call gathers into it. A permutation with one index outside [0, K) makes every element of D NaN, in
+   the kernel's gather and in the workspace's. */
+static void test_act_order(void **state) {
+  (void)state;
+  if (!gpu_present()) skip();
+  test_rng r = test_rng_fresh("gemv_act_order");
+  int tested = 0, fused = 0;
+  const size_t count = w4a16_kernel_count();
+  for (size_t i = 0; i <= count + 1; ++i) {
+    const w4a16_kernel_desc *k = i < count ? w4a16_kernel_get(i) : NULL;
+    if (k && !selected(k)) continue;
+    const w4a16_quant_mode mode = k ? k->mode : i == count ? W4A16_FINEGRAINED_SCALE_ONLY : W4A16_FINEGRAINED_SCALE_AND_ZEROS;
+    const w4a16_dtype dtype = k ? k->dtype : i == count ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+    const int64_t ms_k[2] = {1, k ? k->tile_m : 1}, ms_sel[5] = {1, 5, 16, 64, 256};
+    const int nm = k ? 2 : 5;
+    for (int ki = 0; ki < 2; ++ki)
+      for (int gi = 0; gi < 3; ++gi)
+        for (int mi = 0; mi < nm; ++mi) {
+          const int64_t kk = ki ? 14336 : 4096;
+          const int group = mode == W4A16_PER_COLUMN_SCALE_ONLY ? (gi ? -1 : 0) : gi == 0 ? 128 : gi == 1 ? 32 : 0;
+          if (group < 0 || (!k && (ki || gi))) continue;
+          const int64_t m = k ? ms_k[mi] : ms_sel[mi];
+          if (k && mi && m == 1) continue;
+          w4a16_problem p = test_problem(m, k ? 2 * (int64_t)k->tile_n : 4096, kk, group, mode, dtype);
+          p.lda = kk + 24;
+          p.act_order = 1;
+          if (k && w4a16_can_implement(k, &p) != W4A16_STATUS_OK) continue;
+          gemv_data g;
+          data_create(&g, &r, &p);
+          int32_t *perm = malloc(sizeof(int32_t) * (size_t)kk);
+          assert_non_null(perm);
+          for (int64_t c = 0; c < kk; ++c) perm[c] = (int32_t)c;
+          for (int64_t c = kk - 1; c > 0; --c) { /* Fisher-Yates */
+            const int64_t o = (int64_t)(test_rng_next(&r) % (uint64_t)(c + 1));
+            const int32_t t = perm[c];
+            perm[c] = perm[o];
+            perm[o] = t;
+          }
+          char what[64];
+          snprintf(what, sizeof what, " group %d act-order", group);
+          const int untouched = run_act_order(&g, k, perm, 0, what);
+          const int expect_fused = k && k->schedule == W4A16_SCHEDULE_GEMV_TMA && k->tile_m <= 8 && m == 1 &&
+                                   kk == 4096 && group >= 128 && mode != W4A16_PER_COLUMN_SCALE_ONLY;
+          if (k && kk == 4096 && untouched != expect_fused)
+            fail_msg("%s: M=%lld group %d: the workspace was %s, expected the row gathered %s", k->name,
+                     (long long)m, group, untouched ? "untouched" : "written", expect_fused ? "in the kernel" : "into it");
+          fused += untouched;
+          if (kk == 4096 && (group == 128 || group == 0)) { /* one index past K */
+            perm[(test_rng_next(&r) % (uint64_t)kk)] = (int32_t)(kk + 5);
+            (void)run_act_order(&g, k, perm, 1, what);
+          }
+          free(perm);
+          data_destroy(&g);
+          ++tested;
+        }
+  }
+  print_message("act-order: %d runs, %d of them gathered in the kernel\n", tested, fused);
   if (!tested) skip();
 }
 
@@ -1081,6 +1203,7 @@ int main(void) {
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_long_k),
       cmocka_unit_test(test_pcol_zeros),
+      cmocka_unit_test(test_act_order),
       cmocka_unit_test(test_tma_launch_plan),
       cmocka_unit_test(test_stream_k),
       cmocka_unit_test(test_stream_k_waves),

@@ -178,6 +178,9 @@ W4A16_API const char *w4a16_schedule_name(w4a16_schedule schedule);
  *               w = s[n] * q + z[n], e.g. GPTQ sym=False with group_size=-1)
  *  lda, ldd     row strides of A and D in elements (>= K, >= N, < 2^31); 0 means K, N
  *  has_bias     nonzero if a bias vector is given
+ *  act_order    nonzero if A's columns are taken in the order of args.a_perm (an act-order
+ *               weight, stored with its K columns sorted by group: see w4a16_gemm_args). It
+ *               adds M*K*2 bytes (rounded up to 256) to the workspace; every kernel takes it
  */
 typedef struct w4a16_problem {
   int64_t m, n, k;
@@ -186,6 +189,7 @@ typedef struct w4a16_problem {
   w4a16_quant_mode mode;
   w4a16_dtype dtype;
   int has_bias;
+  int act_order;
 } w4a16_problem;
 
 /**
@@ -200,6 +204,16 @@ typedef struct w4a16_problem {
  *  d        device, [M,ldd] of problem.dtype, 16-byte aligned, ldd % 8 == 0; only
  *           D[0..M) x [0..N) is written
  *  alpha    scale applied to the product before the bias
+ *  a_perm   problem.act_order set: device, int32 [K], 16-byte aligned, a permutation of
+ *           0..K-1; the product takes A[m, a_perm[k]] as its column k, D = alpha *
+ *           A[:, a_perm] . dequant(W)^T (+ bias). An act-order (GPTQ desc_act) weight is stored
+ *           with its K columns sorted by group, perm = argsort(g_idx) (docs/DESIGN.md
+ *           "Act-order"). An index outside [0, K) reads nothing and gives NaN in D. Like the
+ *           packed weights it is constant across the dependency (see Ordering at w4a16_gemm).
+ *           How it runs: at M = 1 the sm_90 TMA GEMV kernels gather the row inside the kernel
+ *           (fine-grained groups of 128 or more, where the gathered row fits in shared memory
+ *           beside the stages); every other call gathers A into the workspace first
+ *           (w4a16_gather_k, one more kernel) and runs the kernel on that. NULL otherwise.
  */
 typedef struct w4a16_gemm_args {
   w4a16_problem problem;
@@ -210,6 +224,7 @@ typedef struct w4a16_gemm_args {
   const void *bias;
   void *d;
   float alpha;
+  const int32_t *a_perm;
 } w4a16_gemm_args;
 
 /* ------------------------------------------------------------------------- */
@@ -309,9 +324,9 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  *
  * Ordering: on sm_90 the kernels use programmatic dependent launch: they may start
  * while the previous kernel on the stream is finishing, and they may read the quantized
- * weights - the packed weights, scales and zeros - (never A or bias, and never write D
- * or the workspace) before waiting for it. So the kernel immediately before w4a16_gemm
- * on the same stream must not write the packed weights, scales or zeros (copies and
+ * weights - the packed weights, scales and zeros, and a_perm - (never A or bias, and never
+ * write D or the workspace) before waiting for it. So the kernel immediately before w4a16_gemm
+ * on the same stream must not write the packed weights, scales, zeros or a_perm (copies and
  * other operations are fine; they are normally written once, at load time). A kernel
  * may also let the next kernel on the stream start early; that kernel still waits for
  * this one to complete before it reads anything this one writes. Statuses: OK; NULL_POINTER,

@@ -94,6 +94,7 @@ struct w4a16_gemv_args {
   float alpha;
   int late_trigger;        // PDL: griddepcontrol.launch_dependents after the main loop (1) or at once (0)
   int pcol_int;            // TMA GEMV per-column zero points: integer offsets as such (1; 0: never)
+  const int32_t *a_perm;   // TMA GEMV act-order at M = 1 (W4A16_GEMV_TMA_PERM): int32 [K]; else NULL
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -636,6 +637,7 @@ static inline struct w4a16_gemv_args w4a16_gemv_args_of(const struct w4a16_launc
   a.alpha = p->alpha;
   a.late_trigger = 0;
   a.pcol_int = 1;
+  a.a_perm = p->a_perm;
   return a;
 }
 

@@ -134,6 +134,15 @@ static constexpr __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layou
 //                        its codes come exact as q - r in one subtraction (MAGIC + q less MAGIC + r,
 //                        both exact), the cost of the per-column scale-only codes; the result then
 //                        differs from s q + z by at most the rounding of z to the dtype.
+//   W4A16_GEMV_TMA_PERM  with M1 | GBIG: act-order (args.a_perm, w4a16_gemm_args): the row of A the
+//                        stages read is A[0, a_perm[k]]. No stage copies A: after the wait the
+//                        producer lane bulk-copies the whole row (2 K bytes) into shared memory once,
+//                        and the 256 consumer threads gather it through a_perm into a second row (8
+//                        columns a thread at a time; their indices read from global memory before
+//                        the copy lands: a_perm is constant across the dependency, like the
+//                        weights), which every stage's ldmatrix then reads at the stage's k. It
+//                        replaces w4a16_gather_k's kernel and its dependent-launch boundary before
+//                        the GEMV; 4 K bytes of shared memory more (w4a16_gemv_tma_perm_layout).
 // The generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and
 // the bias removed by one more mma per k16 step) runs only under W4A16_GEMV_TMA_GENERIC.
 #define W4A16_GEMV_TMA_M1 1
@@ -141,6 +150,27 @@ static constexpr __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layou
 #define W4A16_GEMV_TMA_G64 4
 #define W4A16_GEMV_TMA_G32 8
 #define W4A16_GEMV_TMA_PCOL 16
+#define W4A16_GEMV_TMA_PERM 32
+
+// The act-order variant's (W4A16_GEMV_TMA_PERM) shared memory past the layout of a launch without A
+// in its stages (w4a16_gemv_tma_layout_of with m = 0): the row's barrier after the stage barriers,
+// then the row as copied (2 K bytes) and as gathered (2 K bytes), 128-aligned.
+struct w4a16_gemv_tma_perm_layout {
+  uint32_t bar;       // the row copy's mbarrier
+  uint32_t raw;       // A[0, 0 .. K) as copied
+  uint32_t gathered;  // A[0, a_perm[0 .. K)), what the stages read
+  uint32_t total;     // dynamic shared memory bytes
+};
+
+static constexpr __host__ __device__ __forceinline__ struct w4a16_gemv_tma_perm_layout w4a16_gemv_tma_perm_layout_of(
+    const struct w4a16_gemv_tma_layout &l, int stages, int k) {
+  struct w4a16_gemv_tma_perm_layout p = {};
+  p.bar = l.bars + 16u * (uint32_t)stages;
+  p.raw = (p.bar + 8u + 127u) & ~127u;
+  p.gathered = p.raw + 2u * (uint32_t)k;
+  p.total = p.gathered + 2u * (uint32_t)k + 1024u;  // + base alignment slack
+  return p;
+}
 
 // Group vectors a stage streams (scales, zeros) for the kernel of MODE and consumer variant VAR:
 // none for per-column scales and for per-column zero points (W4A16_GEMV_TMA_PCOL, whose scale and
@@ -431,6 +461,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   constexpr int UB = 2;  // tiles whose loads are issued together (4 spill at the 96-register cap)
   constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
   constexpr bool M1 = (VAR & W4A16_GEMV_TMA_M1) != 0;
+  constexpr bool PERM = (VAR & W4A16_GEMV_TMA_PERM) != 0;  // act-order: the row gathered once (VAR above)
+  static_assert(!PERM || VAR == (W4A16_GEMV_TMA_M1 | W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_PERM),
+                "PERM: with M1 and GBIG only");
   // the specialized consumer (VAR above): per-column with either bit, the fine-grained modes with
   // one of the group bits
   constexpr bool FAST = (PC && VAR != 0) || PCZ ||
@@ -445,7 +478,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   const uint32_t base = (base0 + 1023u) & ~1023u;  // the 128-byte swizzle repeats every 1024 bytes
   const int M = args.m, N = args.n;
   const int gshift = (int)args.gshift;
-  const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, M, gshift, VEC);
+  // (act-order: no A in the stages; the row's own space after them)
+  const struct w4a16_gemv_tma_layout L = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, PERM ? 0 : M, gshift, VEC);
+  const struct w4a16_gemv_tma_perm_layout PL = w4a16_gemv_tma_perm_layout_of(L, STAGES, args.k);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int ktiles = args.k >> 6;           // 64-wide tiles per row block
@@ -464,7 +499,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     if constexpr (VEC > 0) w4a16_sm90::tma_prefetch_desc(&tm_s);
     if constexpr (ZP) w4a16_sm90::tma_prefetch_desc(&tm_z);
   }
-  const uint32_t tx = (uint32_t)W4A16_GEMV_TMA_STAGE_W(TPW) + (uint32_t)(M * TK * 2) + L.s_bytes * VEC;
+  const uint32_t tx = (uint32_t)W4A16_GEMV_TMA_STAGE_W(TPW) + (uint32_t)(PERM ? 0 : M * TK * 2) + L.s_bytes * VEC;
   // sequence number c = (unit j of this CTA, stage i of its K): slot c % STAGES
   auto issue_const = [&](int c) {
     const int j = c / n_st, i = c - j * n_st;
@@ -484,6 +519,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
     }
   };
   auto issue_a = [&](int c) {  // [TT k tiles][M rows][64 k]: one box (M = 1: one plain copy)
+    if constexpr (PERM) return;  // the row came once, before the stages
     const int i = c % n_st;
     const uint32_t st = base + (uint32_t)(c % STAGES) * L.stage;
     const uint32_t bar = bars + 8u * (uint32_t)(c % STAGES);
@@ -499,6 +535,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       w4a16_sm90::mbar_init(bars + 8u * s, 1);
       w4a16_sm90::mbar_init(bars + 8u * (STAGES + s), W4A16_GEMV_THREADS);
     }
+    if constexpr (PERM) w4a16_sm90::mbar_init(base + PL.bar, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     for (int c = 0; c < STAGES && c < total; ++c) issue_const(c);
   }
@@ -509,6 +546,10 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   if (producer) {
     if (lane == 0) {
       w4a16_griddep_wait();
+      if constexpr (PERM) {  // the whole row of A, once
+        w4a16_sm90::mbar_arrive_expect_tx(base + PL.bar, (uint32_t)args.k * 2u);
+        w4a16_sm90::bulk_load(base + PL.raw, args.a, (uint32_t)args.k * 2u, base + PL.bar);
+      }
       for (int c = 0; c < STAGES && c < total; ++c) issue_a(c);
       for (int c = STAGES; c < total; ++c) {
         // slot c % STAGES is free once the 256 consumer threads have arrived for stage c - STAGES
@@ -538,7 +579,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   // the fast consumer's stage-invariant offsets (w4a16_gemv_tma_stage_fast)
   uint32_t a_base[NB], a_step = 0, a_swz = 0;
   uint32_t s_pair[2] = {0u, 0u};
-  if constexpr (M1) {
+  if constexpr (PERM) {
+    a_base[0] = 0u;  // per stage, off the gathered row (below)
+  } else if constexpr (M1) {
     a_base[0] = L.a_off + (uint32_t)t0 * 128u + (uint32_t)chunk * 16u;  // row 0, line t0 + u: + 128 u
   } else {
 #pragma unroll
@@ -556,6 +599,52 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   }
   (void)a_step;
   (void)a_swz;
+
+  if constexpr (PERM) {
+    // gathered[k] = raw[a_perm[k]], 8 columns (one 16-byte store) a thread and pass of 512 columns
+    // ... two chunks c, c + 256 of 8 columns a pass: each pass's indices are loaded before the
+    // previous pass's gather, the first pass's before the row has landed. An index outside [0, K)
+    // reads nothing and gives NaN (0x7fff in fp16 and bf16), as w4a16_gather_k.
+    const int32_t *perm = args.a_perm;
+    const int chunks = args.k >> 3;
+    const uint32_t k_u = (uint32_t)args.k;
+    int4 idx[2][2];
+    auto load_idx = [&](int c, int4 (&q)[2]) {
+      if (c < chunks) {
+        q[0] = __ldg(reinterpret_cast<const int4 *>(perm + 8 * c));
+        q[1] = __ldg(reinterpret_cast<const int4 *>(perm + 8 * c + 4));
+      }
+    };
+    auto gather = [&](int c, const int4 (&q)[2]) {
+      if (c >= chunks) return;
+      const int v[8] = {q[0].x, q[0].y, q[0].z, q[0].w, q[1].x, q[1].y, q[1].z, q[1].w};
+      uint32_t out[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        const uint32_t lo = (uint32_t)v[e] < k_u ? w4a16_gemv_lds_u16(base + PL.raw + 2u * (uint32_t)v[e]) : 0x7fffu;
+        const uint32_t hi =
+            (uint32_t)v[e + 1] < k_u ? w4a16_gemv_lds_u16(base + PL.raw + 2u * (uint32_t)v[e + 1]) : 0x7fffu;
+        out[e / 2] = lo | hi << 16;
+      }
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(base + PL.gathered + 16u * (uint32_t)c),
+                   "r"(out[0]), "r"(out[1]), "r"(out[2]), "r"(out[3])
+                   : "memory");
+    };
+    int c = (int)threadIdx.x;
+    load_idx(c, idx[0]);
+    load_idx(c + W4A16_GEMV_THREADS, idx[1]);
+    w4a16_sm90::mbar_wait(base + PL.bar, 0u);
+    for (; c < chunks; c += 2 * W4A16_GEMV_THREADS) {
+      int4 next[2][2];
+      load_idx(c + 2 * W4A16_GEMV_THREADS, next[0]);
+      load_idx(c + 3 * W4A16_GEMV_THREADS, next[1]);
+      gather(c, idx[0]);
+      gather(c + W4A16_GEMV_THREADS, idx[1]);
+#pragma unroll
+      for (int x = 0; x < 2; ++x) idx[0][x] = next[0][x], idx[1][x] = next[1][x];
+    }
+    asm volatile("bar.sync 3, %0;" ::"n"(W4A16_GEMV_THREADS) : "memory");  // the row is complete
+  }
 
   float4 *red = reinterpret_cast<float4 *>(w4a16_gemv_tma_smem + (base - base0) + L.red);
   uint32_t slot = 0, phase = 0;  // slot and parity of stage sequence number c: c % STAGES, (c / STAGES) & 1
@@ -600,6 +689,23 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
       const uint32_t st = base + slot * L.stage;
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
+      // this thread is done with the slot: every consumer thread arrives (its own reads are then
+      // ordered before the refill, as compute-sanitizer's racecheck models it)
+      auto release = [&]() {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
+        if (++slot == STAGES) {
+          slot = 0;
+          phase ^= 1u;
+        }
+      };
+      if constexpr (PERM) {  // the gathered row at the stage's k, as an offset from the stage
+        const uint32_t a_row[1] = {base + PL.gathered + (uint32_t)(i * TK * 2) + (uint32_t)t0 * 128u +
+                                   (uint32_t)chunk * 16u - st};
+        w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_row, s_pair, a_step, a_swz,
+                                                                L.z_step, zc);
+        release();
+        continue;
+      }
       if constexpr (FAST) {
         if (PCZ && int_zeros)  // warp-uniform
           w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR, PCZ>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
@@ -607,12 +713,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
         else
           w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz,
                                                                   L.z_step, zc);
-        // this thread is done with the slot (see below)
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
-        if (++slot == STAGES) {
-          slot = 0;
-          phase ^= 1u;
-        }
+        release();
         continue;
       }
       const int g0 = (i * TK) >> gshift;  // first group row of the stage
@@ -667,13 +768,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
           w4a16_gemv_tile_mma<BF16, MODE, NB, BIASED, false>(acc, q, b[x], sv[x], zv[x], gshift >= 6);
         }
       }
-      // this thread is done with the slot: every consumer thread arrives (its own reads are then
-      // ordered before the refill, as compute-sanitizer's racecheck models it)
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
-      if (++slot == STAGES) {
-        slot = 0;
-        phase ^= 1u;
-      }
+      release();
     }
 
     // D is written below: the previous grid must have completed (the producer waited before

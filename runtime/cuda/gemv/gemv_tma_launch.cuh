@@ -53,7 +53,9 @@ static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params
   const cudaError_t attr_err =
       w4a16_func_attr::set_once(kernel, attrs_ctx, (int)attr_bytes, (int)cudaSharedmemCarveoutMaxShared);
   if (attr_err != cudaSuccess) return (int)attr_err;
-  const struct w4a16_gemv_tma_layout l = w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, p->m, (int)a.gshift, VEC);
+  constexpr bool PERM = (VAR & W4A16_GEMV_TMA_PERM) != 0;  // act-order: no A in the stages, the row after them
+  const struct w4a16_gemv_tma_layout l =
+      w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, PERM ? 0 : p->m, (int)a.gshift, VEC);
 
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -101,7 +103,7 @@ static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params
   // every SM, 4.2-4.3 / 4.7-4.8 with no CTA beside, 4.1-4.3 / 4.5-4.7 padded to two. Grids of two CTAs
   // per SM (256 units: 264 CTAs) are unchanged by it.
   if (beside && cap <= 0) grid = per_sm * sms;
-  uint32_t smem = l.total;
+  uint32_t smem = PERM ? w4a16_gemv_tma_perm_layout_of(l, STAGES, p->k).total : l.total;
   if (!beside) {  // shared memory that leaves no room for the next kernel's CTA
     const uint32_t block = grid <= sms ? W4A16_GEMV_TMA_OVER_HALF_SM : W4A16_GEMV_TMA_HALF_SM;
     if (smem < block) smem = block;
@@ -150,6 +152,22 @@ static inline int w4a16_gemv_tma_launch(const struct w4a16_launch_params *p, cud
     if (!w4a16_gemv_tma_scale_map(encode, &tm_s, dt, p->scales, p->n, p->k / p->group_size, R, gps) ||
         (VEC > 1 && !w4a16_gemv_tma_scale_map(encode, &tm_z, dt, p->zeros, p->n, p->k / p->group_size, R, gps)))
       return (int)cudaErrorInvalidValue;
+  }
+
+  // act-order (given only at M = 1): the row gathered in the kernel (W4A16_GEMV_TMA_PERM) for fine-grained
+  // groups >= 128 where the layout with the row keeps two CTAs an SM; elsewhere nothing is launched and
+  // the runtime gathers A into the workspace first (kernel_abi.h)
+  if (p->a_perm) {
+    if constexpr (TILE_M <= 8 && MODE != W4A16_PER_COLUMN_SCALE_ONLY) {
+      constexpr int PV = W4A16_GEMV_TMA_M1 | W4A16_GEMV_TMA_GBIG | W4A16_GEMV_TMA_PERM;
+      const uint32_t total = w4a16_gemv_tma_perm_layout_of(
+                                 w4a16_gemv_tma_layout_of(R, TPW, TILE_M, STAGES, 0, (int)a.gshift, VEC), STAGES, p->k)
+                                 .total;
+      if (p->m == 1 && a.gshift >= 7 && a.gshift < 30 && !w4a16_debug()->gemv_tma_generic &&
+          total <= W4A16_GEMV_TMA_HALF_SM)
+        return w4a16_gemv_tma_launch_variant<T, MODE, R, TILE_M, STAGES, TPW, PV>(p, a, tm_a, tm_s, tm_z, stream);
+    }
+    return W4A16_LAUNCH_UNFUSED;
   }
 
   // the consumer's specialization (VAR above), chosen by M and the group size of this call
