@@ -21,8 +21,8 @@ of a layer ("all"), and with the down projection's permutation folded into gate/
 (``w4a16.parallel.fold_act_order``: gathers before qkv, o and gate/up only, "folded"), the same
 through ``torch.ops.w4a16.gather_k`` ("op", ``w4a16.nn.Linear``'s ``gather="op"``), with the op
 before o only ("mixed"), and with the permutation handed to ``torch.ops.w4a16.gemm`` itself
-("fused", ``gather="fused"``: the TMA GEMV gathers the row inside the kernel at batch 1 on sm_90;
-down folded likewise); ``--act-order`` picks which of these run. For w4a16 and
+("fused", ``gather="fused"``: the library's gather inside the op call, or with
+``W4A16_GEMV_TMA_PERM=1`` the TMA GEMV's own at batch 1 on sm_90; down folded likewise); ``--act-order`` picks which of these run. For w4a16 and
 int4, the step with the LM head quantized like the layers (what torchao's ``quantize_`` does by
 default; GPTQ and AWQ checkpoints usually keep it in bf16). ``--profile`` lists the kernels of one
 compiled layer per variant (eager, outside the graph) to show what the gathers fused into.

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "debug.h"
 #include "internal.h"
 #include "select_internal.h"
 #include "w4a16_build_config.h"
@@ -83,7 +84,7 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
       .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan};
   int e = W4A16_LAUNCH_UNFUSED;
-  if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA) {
+  if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA && w4a16_debug()->gemv_tma_perm) {
     lp.a_perm = args->a_perm; /* the kernel gathers the row itself where it can */
     e = kernel->impl->launch(&lp, stream);
     lp.a_perm = NULL;

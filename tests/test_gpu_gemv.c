@@ -319,10 +319,12 @@ static void test_long_k(void **state) {
    D poisoned and the workspace poisoned (0xAB) first; D against the float64 reference of A's columns
    gathered on the host, or, with bad (an index of perm outside [0, K)), every element of D NaN.
    Returns 1 where the workspace came back untouched (the kernel gathered the row itself). */
+static const char *name_of(const w4a16_kernel_desc *k) { return k ? k->name : "kernel NULL"; }
+
 static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t *perm, int bad, const char *what) {
   const w4a16_problem *p = &g->p;
   const int64_t m = p->m, kk = p->k, lda = p->lda ? p->lda : kk;
-  const char *name = k ? k->name : "kernel NULL";
+  const char *name = name_of(k);
   int32_t *dperm = NULL;
   CUDA_OK(cudaMalloc((void **)&dperm, sizeof(int32_t) * (size_t)kk));
   CUDA_OK(cudaMemcpy(dperm, perm, sizeof(int32_t) * (size_t)kk, cudaMemcpyHostToDevice));
@@ -372,10 +374,11 @@ static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t
 /* Act-order (problem.act_order, args.a_perm): every GEMV kernel at M = 1 and tile_m, K = 4096 and 14336,
    groups of 128 (and 32, and per column where the kernel takes them), a fresh random permutation, A of
    lda > K; then kernel NULL (selection: GEMV, sm90 or sm80 by M) at M = 1, 5, 16, 64, 256. Against the
-   float64 reference of A[:, perm]; at M = 1 the TMA GEMV kernels (tile_m <= 8) with groups >= 128 and
-   K = 4096 gather the row in the kernel, which the poisoned workspace shows (untouched), every other
-   call gathers into it. A permutation with one index outside [0, K) makes every element of D NaN, in
-   the kernel's gather and in the workspace's. */
+   float64 reference of A[:, perm], each call twice: as the runtime runs it (the gather into the
+   workspace, which the poisoned workspace shows written), and under W4A16_GEMV_TMA_PERM=1 (debug.h),
+   where at M = 1 the TMA GEMV kernels (tile_m <= 8) with groups >= 128 and K = 4096 gather the row in
+   the kernel (the workspace untouched) and every other call still gathers into it. A permutation with one index outside
+   [0, K) makes every element of D NaN, in the kernel's gather and in the workspace's. */
 static void test_act_order(void **state) {
   (void)state;
   if (!gpu_present()) skip();
@@ -393,7 +396,11 @@ static void test_act_order(void **state) {
       for (int gi = 0; gi < 3; ++gi)
         for (int mi = 0; mi < nm; ++mi) {
           const int64_t kk = ki ? 14336 : 4096;
-          const int group = mode == W4A16_PER_COLUMN_SCALE_ONLY ? (gi ? -1 : 0) : gi == 0 ? 128 : gi == 1 ? 32 : 0;
+          /* per column: group 0 for PER_COLUMN_SCALE_ONLY, K for per-column zero points */
+          const int group = mode == W4A16_PER_COLUMN_SCALE_ONLY ? (gi ? -1 : 0)
+                            : gi == 0                         ? 128
+                            : gi == 1                         ? 32
+                                                              : (int)kk;
           if (group < 0 || (!k && (ki || gi))) continue;
           const int64_t m = k ? ms_k[mi] : ms_sel[mi];
           if (k && mi && m == 1) continue;
@@ -414,17 +421,24 @@ static void test_act_order(void **state) {
           }
           char what[64];
           snprintf(what, sizeof what, " group %d act-order", group);
-          const int untouched = run_act_order(&g, k, perm, 0, what);
+          /* by default (W4A16_GEMV_TMA_PERM=0, debug.h) every call gathers into the workspace */
+          if (run_act_order(&g, k, perm, 0, what)) fail_msg("%s: the workspace was not written", name_of(k));
           const int expect_fused = k && k->schedule == W4A16_SCHEDULE_GEMV_TMA && k->tile_m <= 8 && m == 1 &&
-                                   kk == 4096 && group >= 128 && mode != W4A16_PER_COLUMN_SCALE_ONLY;
+                                   kk == 4096 && group >= 128 && group < kk && mode != W4A16_PER_COLUMN_SCALE_ONLY;
+          w4a16_debug_settings *dbg = w4a16_debug_for_tests();
+          dbg->gemv_tma_perm = 1; /* the in-kernel gather where the kernel can */
+          const int untouched = run_act_order(&g, k, perm, 0, " (W4A16_GEMV_TMA_PERM=1)");
           if (k && kk == 4096 && untouched != expect_fused)
             fail_msg("%s: M=%lld group %d: the workspace was %s, expected the row gathered %s", k->name,
                      (long long)m, group, untouched ? "untouched" : "written", expect_fused ? "in the kernel" : "into it");
           fused += untouched;
-          if (kk == 4096 && (group == 128 || group == 0)) { /* one index past K */
-            perm[(test_rng_next(&r) % (uint64_t)kk)] = (int32_t)(kk + 5);
+          if (kk == 4096 && (group == 128 || group == kk || mode == W4A16_PER_COLUMN_SCALE_ONLY)) {
+            perm[(test_rng_next(&r) % (uint64_t)kk)] = (int32_t)(kk + 5); /* one index past K */
+            (void)run_act_order(&g, k, perm, 1, " (W4A16_GEMV_TMA_PERM=1)");
+            dbg->gemv_tma_perm = 0;
             (void)run_act_order(&g, k, perm, 1, what);
           }
+          dbg->gemv_tma_perm = 0;
           free(perm);
           data_destroy(&g);
           ++tested;

@@ -210,10 +210,11 @@ typedef struct w4a16_problem {
  *           with its K columns sorted by group, perm = argsort(g_idx) (docs/DESIGN.md
  *           "Act-order"). An index outside [0, K) reads nothing and gives NaN in D. Like the
  *           packed weights it is constant across the dependency (see Ordering at w4a16_gemm).
- *           How it runs: at M = 1 the sm_90 TMA GEMV kernels gather the row inside the kernel
- *           (fine-grained groups of 128 or more, where the gathered row fits in shared memory
- *           beside the stages); every other call gathers A into the workspace first
- *           (w4a16_gather_k, one more kernel) and runs the kernel on that. NULL otherwise.
+ *           How it runs: A is gathered into the workspace first (w4a16_gather_k, one more
+ *           kernel, which on sm_90 lets the GEMM launch at once and stream its weights while it
+ *           runs) and the kernel runs on that. (The sm_90 TMA GEMV kernels can also gather the
+ *           row themselves at M = 1, W4A16_GEMV_TMA_PERM=1 in runtime/debug.h: slower on an H100
+ *           decode step, docs/PERFORMANCE.md.) NULL otherwise.
  */
 typedef struct w4a16_gemm_args {
   w4a16_problem problem;

@@ -30,10 +30,9 @@ accumulation:
   ``out = a[..., perm] @ W.T``. Like ``w`` it is read on the device only (graph-safe) and must
   not be written by the kernel just before the op on the stream (programmatic dependent launch,
   include/w4a16/w4a16.h "Ordering"). An index outside ``[0, K)`` gives NaN in ``out``, never a
-  fault. At M = 1 the sm_90 TMA GEMV kernels gather the row inside the GEMV (no extra kernel;
-  groups of 128 or more, where the row fits in shared memory beside the stages); every other
-  call gathers ``a`` into the workspace first (``w4a16_gather_k``, one more kernel, as
-  ``torch.ops.w4a16.gather_k`` then this op would).
+  fault. The library gathers ``a`` into the workspace first (``w4a16_gather_k``, one more
+  kernel, as ``torch.ops.w4a16.gather_k`` then this op would; include/w4a16/w4a16.h
+  ``a_perm``).
 - ``out`` (the ``.out`` overload): ``[..., N]`` in ``a``'s dtype, last dim contiguous, row stride
   a multiple of 8, on ``a``'s device; only its ``[M, N]`` elements are written.
 

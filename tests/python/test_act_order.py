@@ -2,8 +2,8 @@
 ``w4a16.nn.Linear``'s three gathers. Without a GPU: fake-tensor shapes and argument errors. On a
 GPU: gather_k against ``index_select`` (a copy: bit-exact) on fresh random data, rows with
 padding, M = 0, a bad index, opcheck, torch.compile, CUDA-graph capture; the GEMM with ``perm``
-against ``a.double()[:, perm] @ W.double().T`` (poisoned outputs; M = 1 at decode sizes, where
-sm_90 gathers inside the GEMV), a bad index giving NaN, its errors, opcheck, compile and capture;
+against ``a.double()[:, perm] @ W.double().T`` (poisoned outputs; M = 1 at decode sizes), a bad
+index giving NaN, its errors, opcheck, compile and capture;
 an act-order Linear against its float64 reference with each gather, and the gathers against each
 other."""
 
@@ -276,8 +276,8 @@ def test_gemm_perm_against_float64(dtype, group: int, zp: bool) -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("k", [4096, 14336])
 def test_gemm_perm_decode(dtype, k: int) -> None:
-    """M = 1 at a decoder's sizes: on sm_90 the TMA GEMV gathers the row itself where it fits in
-    shared memory (K = 4096); K = 14336 is likely gathered into the workspace first."""
+    """M = 1 at a decoder's sizes (the TMA GEMV on sm_90, on the rows gathered into the
+    workspace; under W4A16_GEMV_TMA_PERM=1 it gathers them itself where they fit)."""
     qw, wref = _layer(4096, k, 128, False, dtype)
     for _ in range(2):  # a second permutation and activation through the same layer
         _perm_gemm_check(qw, wref, 128, dtype, 1)
