@@ -74,13 +74,7 @@ static void run_case(test_rng *r, int64_t m, int64_t k, int64_t lda, int64_t ldo
   assert_non_null(hout);
   assert_non_null(hperm);
   for (size_t i = 0; i < a_elems; ++i) ha[i] = (uint16_t)test_rng_next(r);
-  for (int64_t i = 0; i < k; ++i) hperm[i] = (int32_t)i;
-  for (int64_t i = k - 1; i > 0; --i) { /* Fisher-Yates */
-    const int64_t j = (int64_t)(test_rng_next(r) % (uint64_t)(i + 1));
-    const int32_t t = hperm[i];
-    hperm[i] = hperm[j];
-    hperm[j] = t;
-  }
+  test_permutation(r, hperm, k);
   if (bad_index >= 0) hperm[bad_index] = (bad_index & 1) ? (int32_t)k : -5;
   for (size_t i = 0; i < out_elems + 2 * GUARD; ++i) hout[i] = kPoison;
   uint16_t *da, *dout;

@@ -412,13 +412,7 @@ static void test_act_order(void **state) {
           data_create(&g, &r, &p);
           int32_t *perm = malloc(sizeof(int32_t) * (size_t)kk);
           assert_non_null(perm);
-          for (int64_t c = 0; c < kk; ++c) perm[c] = (int32_t)c;
-          for (int64_t c = kk - 1; c > 0; --c) { /* Fisher-Yates */
-            const int64_t o = (int64_t)(test_rng_next(&r) % (uint64_t)(c + 1));
-            const int32_t t = perm[c];
-            perm[c] = perm[o];
-            perm[o] = t;
-          }
+          test_permutation(&r, perm, kk);
           char what[64];
           snprintf(what, sizeof what, " group %d act-order", group);
           /* by default (W4A16_GEMV_TMA_PERM=0, debug.h) every call gathers into the workspace */

@@ -86,6 +86,17 @@ static inline double test_elem_error(const double *x, const double *ref, size_t 
   return worst;
 }
 
+/* perm[0..k) = a random permutation of 0..k-1 (Fisher-Yates) */
+static inline void test_permutation(test_rng *r, int32_t *perm, int64_t k) {
+  for (int64_t i = 0; i < k; ++i) perm[i] = (int32_t)i;
+  for (int64_t i = k - 1; i > 0; --i) {
+    const int64_t j = (int64_t)(test_rng_next(r) % (uint64_t)(i + 1));
+    const int32_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}
+
 /* A random group scale of either sign, |s| in [0.004, 0.03) */
 static inline float test_scale(test_rng *r) {
   const float s = (float)test_rng_uniform(r, 0.004, 0.03);
