@@ -46,8 +46,8 @@
  *   W4A16_GEMV_TMA_PERM=1        act-order (w4a16_gemm_args.a_perm) at M = 1: the row gathered inside
  *                                the TMA GEMV where it can (W4A16_GEMV_TMA_PERM); default 0: w4a16_gather_k
  *                                into the workspace and the GEMV on that, as at every other M (on an H100
- *                                Llama-3-8B decode step, act-order cost 2.9 % of the step so and 3.6 % with
- *                                the in-kernel gather, docs/PERFORMANCE.md)
+ *                                Llama-3-8B decode step act-order costs 2.9 % of the step that way and
+ *                                3.6 % with the in-kernel gather, docs/PERFORMANCE.md)
  */
 #ifndef W4A16_DEBUG_H
 #define W4A16_DEBUG_H

@@ -89,15 +89,17 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
     e = kernel->impl->launch(&lp, stream);
     lp.a_perm = NULL;
   }
-  if (e == W4A16_LAUNCH_UNFUSED && p->act_order) { /* A's columns gathered into the workspace first */
-    void *gathered = (char *)workspace + plan.gather_offset;
-    e = w4a16_gather_k_launch(args->a, lp.lda, args->a_perm, p->m, (int)p->k, gathered, p->k, dev.sm_count, stream);
-    if (e != 0) return w4a16_fail_cuda(e, "the act-order gather (w4a16_gather_k)");
-    lp.a = gathered;
-    lp.lda = p->k;
-    e = W4A16_LAUNCH_UNFUSED;
+  if (e == W4A16_LAUNCH_UNFUSED) {
+    if (p->act_order) { /* A's columns gathered into the workspace first */
+      void *gathered = (char *)workspace + plan.gather_offset;
+      const int ge =
+          w4a16_gather_k_launch(args->a, lp.lda, args->a_perm, p->m, (int)p->k, gathered, p->k, dev.sm_count, stream);
+      if (ge != 0) return w4a16_fail_cuda(ge, "the act-order gather (w4a16_gather_k)");
+      lp.a = gathered;
+      lp.lda = p->k;
+    }
+    e = kernel->impl->launch(&lp, stream);
   }
-  if (e == W4A16_LAUNCH_UNFUSED) e = kernel->impl->launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();
   return W4A16_STATUS_OK;

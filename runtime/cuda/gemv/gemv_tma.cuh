@@ -603,9 +603,9 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
   (void)a_swz;
 
   if constexpr (PERM) {
-    // gathered[k] = raw[a_perm[k]], 8 columns (one 16-byte store) a thread and pass of 512 columns
-    // ... two chunks c, c + 256 of 8 columns a pass: each pass's indices are loaded before the
-    // previous pass's gather, the first pass's before the row has landed. An index outside [0, K)
+    // gathered[k] = raw[a_perm[k]] in chunks of 8 columns (one 16-byte store); a pass gives each
+    // consumer thread two chunks, c and c + 256. Each pass's indices are loaded before the previous
+    // pass's gather, the first pass's before the row has landed. An index outside [0, K)
     // reads nothing and gives NaN (0x7fff in fp16 and bf16), as w4a16_gather_k.
     const int32_t *perm = args.a_perm;
     const int chunks = args.k >> 3;
