@@ -384,6 +384,9 @@ static void test_act_order(void **state) {
   if (!gpu_present()) skip();
   test_rng r = test_rng_fresh("gemv_act_order");
   int tested = 0, fused = 0;
+  /* each call sets the switch itself, whatever W4A16_GEMV_TMA_PERM the environment gave (restored at the end) */
+  w4a16_debug_settings *dbg = w4a16_debug_for_tests();
+  const int env_perm = dbg->gemv_tma_perm;
   const size_t count = w4a16_kernel_count();
   for (size_t i = 0; i <= count + 1; ++i) {
     const w4a16_kernel_desc *k = i < count ? w4a16_kernel_get(i) : NULL;
@@ -416,10 +419,10 @@ static void test_act_order(void **state) {
           char what[64];
           snprintf(what, sizeof what, " group %d act-order", group);
           /* by default (W4A16_GEMV_TMA_PERM=0, debug.h) every call gathers into the workspace */
+          dbg->gemv_tma_perm = 0;
           if (run_act_order(&g, k, perm, 0, what)) fail_msg("%s: the workspace was not written", name_of(k));
           const int expect_fused = k && k->schedule == W4A16_SCHEDULE_GEMV_TMA && k->tile_m <= 8 && m == 1 &&
                                    kk == 4096 && group >= 128 && group < kk && mode != W4A16_PER_COLUMN_SCALE_ONLY;
-          w4a16_debug_settings *dbg = w4a16_debug_for_tests();
           dbg->gemv_tma_perm = 1; /* the in-kernel gather where the kernel can */
           const int untouched = run_act_order(&g, k, perm, 0, " (W4A16_GEMV_TMA_PERM=1)");
           if (k && kk == 4096 && untouched != expect_fused)
@@ -438,6 +441,7 @@ static void test_act_order(void **state) {
           ++tested;
         }
   }
+  dbg->gemv_tma_perm = env_perm;
   print_message("act-order: %d runs, %d of them gathered in the kernel\n", tested, fused);
   if (!tested) skip();
 }
