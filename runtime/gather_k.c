@@ -34,7 +34,7 @@ w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t *perm, int
   w4a16_device_info dev;
   w4a16_status st = w4a16_current_device(&dev);
   if (st != W4A16_STATUS_OK) return st;
-  const int e = w4a16_gather_k_launch(a, lda, perm, m, (int)k, out, ldo, dev.sm_count, stream);
+  const int e = w4a16_gather_k_launch(a, lda, perm, m, (int)k, out, ldo, dev.sm_count, 1, stream);
   if (e) return w4a16_fail_cuda(e, "w4a16_gather_k launch");
   w4a16_clear_error();
   return W4A16_STATUS_OK;

@@ -33,6 +33,9 @@ static w4a16_status check_pointers(const w4a16_gemm_args *a) {
     if (ptrs[i].ptr && misaligned(ptrs[i].ptr))
       return w4a16_fail(W4A16_STATUS_MISALIGNED, "%s pointer %p is not 16-byte aligned", ptrs[i].name, ptrs[i].ptr);
   if (a->alpha != a->alpha) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "alpha is NaN");
+  if (a->flags & ~W4A16_GEMM_NO_PDL)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->flags = 0x%x has bits other than W4A16_GEMM_NO_PDL (0x%x)",
+                      a->flags, W4A16_GEMM_NO_PDL);
   return W4A16_STATUS_OK;
 }
 
@@ -82,7 +85,8 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .bias = p->has_bias ? args->bias : NULL, .d = args->d, .workspace = workspace,
       .workspace_bytes = workspace_bytes, .lda = p->lda ? p->lda : p->k, .ldd = p->ldd ? p->ldd : p->n,
       .m = (int)p->m, .n = (int)p->n, .k = (int)p->k, .group_size = (int)w4a16_effective_group(p),
-      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan};
+      .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan,
+      .no_pdl = (args->flags & W4A16_GEMM_NO_PDL) != 0};
   int e = W4A16_LAUNCH_UNFUSED;
   if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA && w4a16_debug()->gemv_tma_perm) {
     lp.a_perm = args->a_perm; /* the kernel gathers the row itself where it can */
@@ -92,11 +96,12 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
   if (e == W4A16_LAUNCH_UNFUSED) {
     if (p->act_order) { /* A's columns gathered into the workspace first */
       void *gathered = (char *)workspace + plan.gather_offset;
-      const int ge =
-          w4a16_gather_k_launch(args->a, lp.lda, args->a_perm, p->m, (int)p->k, gathered, p->k, dev.sm_count, stream);
+      const int ge = w4a16_gather_k_launch(args->a, lp.lda, args->a_perm, p->m, (int)p->k, gathered, p->k,
+                                           dev.sm_count, !lp.no_pdl, stream);
       if (ge != 0) return w4a16_fail_cuda(ge, "the act-order gather (w4a16_gather_k)");
       lp.a = gathered;
       lp.lda = p->k;
+      lp.no_pdl = 0; /* the GEMM follows the gather, which lets it launch at once */
     }
     e = kernel->impl->launch(&lp, stream);
   }

@@ -86,10 +86,10 @@ w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *args);
 w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *args);
 
 /* runtime/cuda/gather_k.cu: out[m, k] = a[m, perm[k]] (w4a16_gather_k, and w4a16_gemm's act-order
-   where the kernel does not gather itself); returns the launch's cudaError_t as int; the launch
-   carries programmatic stream serialization where the device's image of the kernel holds
+   where the kernel does not gather itself); returns the launch's cudaError_t as int; with pdl set the
+   launch carries programmatic stream serialization where the device's image of the kernel holds
    griddepcontrol.wait. */
 int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
-                          int64_t ldo, int sm_count, void *stream);
+                          int64_t ldo, int sm_count, int pdl, void *stream);
 
 #endif

@@ -47,6 +47,9 @@ struct w4a16_launch_params {
      W4A16_LAUNCH_UNFUSED, launching nothing, where they do not (then the runtime gathers A into the
      workspace and launches again without it); NULL otherwise */
   const int32_t *a_perm;
+  /* W4A16_GEMM_NO_PDL (w4a16.h): this launch's kernel in plain stream order, without the programmatic
+     attribute; a split-K reduction it chains keeps it */
+  int no_pdl;
 };
 
 /* A launch's answer (not a cudaError_t) where it was given a_perm and does not gather itself. */

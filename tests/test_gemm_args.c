@@ -67,6 +67,17 @@ static void test_null_pointers(void **state) {
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "a_perm pointer");
 }
 
+/* flags: W4A16_GEMM_NO_PDL is the only bit; any other is refused, naming the value */
+static void test_flags(void **state) {
+  (void)state;
+  const w4a16_kernel_desc *k = some_kernel();
+  w4a16_gemm_args a = valid_args();
+  a.flags = 2u;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "flags = 0x2");
+  a.flags = W4A16_GEMM_NO_PDL | 0x80000000u;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "flags = 0x80000001");
+}
+
 static void test_shapes(void **state) {
   (void)state;
   const w4a16_kernel_desc *k = some_kernel();
@@ -237,7 +248,7 @@ static void test_no_device(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_shapes), cmocka_unit_test(test_misaligned),
+      cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_flags), cmocka_unit_test(test_shapes), cmocka_unit_test(test_misaligned),
       cmocka_unit_test(test_groups), cmocka_unit_test(test_kernel_mismatch),
       cmocka_unit_test(test_arch_guard_on_fake_devices), cmocka_unit_test(test_empty_m),
       cmocka_unit_test(test_no_device)};

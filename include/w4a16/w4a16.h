@@ -215,6 +215,7 @@ typedef struct w4a16_problem {
  *           runs) and the kernel runs on that. (The sm_90 TMA GEMV kernels can also gather the
  *           row themselves at M = 1, W4A16_GEMV_TMA_PERM=1 in runtime/debug.h: slower on an H100
  *           decode step, docs/PERFORMANCE.md.) NULL otherwise.
+ *  flags    0, or W4A16_GEMM_NO_PDL (below)
  */
 typedef struct w4a16_gemm_args {
   w4a16_problem problem;
@@ -226,7 +227,20 @@ typedef struct w4a16_gemm_args {
   void *d;
   float alpha;
   const int32_t *a_perm;
+  unsigned flags; /* W4A16_GEMM_* bits (last, so that older initializers leave it 0) */
 } w4a16_gemm_args;
+
+/**
+ * w4a16_gemm_args.flags: the call's first kernel launches in plain stream order, without
+ * programmatic dependent launch (see Ordering at w4a16_gemm); kernels the call chains after it
+ * (the split-K reduction, the GEMM after the act-order gather) keep it. Set it where the kernel
+ * before the call on the stream is not one of this library's (PyTorch's, cuBLAS's, any kernel
+ * that does not let its dependents launch early): on an H100 a programmatic launch after such a
+ * kernel starts about 0.5 us later than a plain one and gains nothing, since the previous kernel
+ * completes before the GEMM can start either way (docs/PERFORMANCE.md, "Programmatic dependent
+ * launch"). Leave it clear where calls follow each other (layers of this library back to back).
+ */
+#define W4A16_GEMM_NO_PDL 1u
 
 /* ------------------------------------------------------------------------- */
 /* Kernels (the registry)                                                    */
@@ -323,7 +337,8 @@ W4A16_API w4a16_status w4a16_workspace_size(const w4a16_kernel_desc *kernel,
  * layers goes at the host's pace: capture decode steps in a graph (`w4a16_bench --eager`
  * measures both).
  *
- * Ordering: on sm_90 the kernels use programmatic dependent launch: they may start
+ * Ordering: on sm_90 the kernels use programmatic dependent launch (unless args.flags has
+ * W4A16_GEMM_NO_PDL, which keeps the call's first kernel in plain stream order): they may start
  * while the previous kernel on the stream is finishing, and they may read the quantized
  * weights - the packed weights, scales and zeros, and a_perm - (never A or bias, and never
  * write D or the workspace) before waiting for it. So the kernel immediately before w4a16_gemm

@@ -65,14 +65,15 @@ def forget_workspace_sizes() -> None:
 
 def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: int, dtype: int,
              a: int, w: int, scales: int, zeros: int, bias: int, d: int, alpha: float,
-             workspace: int, workspace_bytes: int, stream: int, a_perm: int = 0) -> None:
+             workspace: int, workspace_bytes: int, stream: int, a_perm: int = 0,
+             flags: int = 0) -> None:
     """``w4a16_gemm(args, NULL, workspace, workspace_bytes, stream)`` on device pointers.
 
     Pointers and the stream are integers (0 for NULL / the legacy default stream); the kernel is
     selected by the library (config cache, else heuristic). a_perm: the act-order permutation
     (device int32 [K]; the problem's act_order is set where it is not 0): the product takes
-    A[:, a_perm], and the workspace must hold :func:`workspace_bytes` with act_order.
-    Asynchronous.
+    A[:, a_perm], and the workspace must hold :func:`workspace_bytes` with act_order. flags:
+    ``w4a16_gemm_args.flags`` (0 or :data:`w4a16._lib.GEMM_NO_PDL`). Asynchronous.
 
     Raises:
         W4A16Error: the library's status and message (nothing was launched or written).
@@ -80,7 +81,7 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
     buf, addr = _args_buffer()
     GEMM_ARGS_STRUCT.pack_into(buf, 0, m, n, k, lda, ldd, group_size, mode, dtype,
                                1 if bias else 0, 1 if a_perm else 0, a, w, scales, zeros, bias,
-                               d, alpha, a_perm)
+                               d, alpha, a_perm, flags)
     st = lib().w4a16_gemm(addr, None, workspace or None, workspace_bytes, stream or None)
     if st:
         check(st)

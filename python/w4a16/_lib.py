@@ -63,13 +63,18 @@ class PROBLEM(ctypes.Structure):
 
 
 class GEMM_ARGS(ctypes.Structure):
-    """``w4a16_gemm_args``: the problem, six device pointers, alpha and the act-order
-    permutation a_perm (device int32 [K], or NULL)."""
+    """``w4a16_gemm_args``: the problem, six device pointers, alpha, the act-order
+    permutation a_perm (device int32 [K], or NULL) and the launch flags (:data:`GEMM_NO_PDL`)."""
 
     _fields_ = [("problem", PROBLEM), ("a", ctypes.c_void_p), ("w", ctypes.c_void_p),
                 ("scales", ctypes.c_void_p), ("zeros", ctypes.c_void_p),
                 ("bias", ctypes.c_void_p), ("d", ctypes.c_void_p), ("alpha", ctypes.c_float),
-                ("a_perm", ctypes.c_void_p)]
+                ("a_perm", ctypes.c_void_p), ("flags", ctypes.c_uint)]
+
+
+#: ``W4A16_GEMM_NO_PDL``: the call's first kernel in plain stream order (no programmatic
+#: dependent launch), for calls that follow a kernel not of this library (include/w4a16/w4a16.h).
+GEMM_NO_PDL = 1
 
 
 class KERNEL_DESC(ctypes.Structure):
@@ -133,9 +138,9 @@ class PROFILE_RESULT(ctypes.Structure):
 
 #: ``w4a16_gemm_args`` packed by :mod:`struct` in one call (faster than filling a ctypes
 #: Structure field by field on the op's hot path): the problem (5 int64, 5 int, padding to 64
-#: bytes), 6 pointers, alpha, padding, a_perm. The offsets follow the C ABI; a test checks them
-#: against ctypes' layout of :class:`GEMM_ARGS` and the header's field lists.
-GEMM_ARGS_STRUCT = struct.Struct("=5q5i4x6Qf4xQ")
+#: bytes), 6 pointers, alpha, padding, a_perm, flags and padding. The offsets follow the C ABI; a
+#: test checks them against ctypes' layout of :class:`GEMM_ARGS` and the header's field lists.
+GEMM_ARGS_STRUCT = struct.Struct("=5q5i4x6Qf4xQI4x")
 assert GEMM_ARGS_STRUCT.size == ctypes.sizeof(GEMM_ARGS)
 #: ``w4a16_grouped_gemm_args`` packed by :mod:`struct` (struct_size, 7 int64, 4 int, 8 pointers,
 #: alpha, padding, the status pointer); a test checks it against :class:`GROUPED_ARGS`.

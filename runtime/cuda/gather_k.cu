@@ -63,9 +63,9 @@ w4a16_gather_k_kernel(const uint16_t *__restrict__ a, int64_t lda, const int32_t
 }  // namespace
 
 extern "C" int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
-                                     int64_t ldo, int sm_count, void *stream) {
+                                     int64_t ldo, int sm_count, int pdl_allowed, void *stream) {
   static std::atomic<int> image_waits[64];
-  const bool pdl = w4a16_kernel_image_waits_cached(w4a16_gather_k_kernel, image_waits);
+  const bool pdl = pdl_allowed && w4a16_kernel_image_waits_cached(w4a16_gather_k_kernel, image_waits);
   const int64_t vecs = m * (k / 8);
   int64_t blocks = (vecs + kGatherThreads - 1) / kGatherThreads;
   const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;  // grid-stride beyond 8 waves of CTAs

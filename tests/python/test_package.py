@@ -48,11 +48,11 @@ def test_gemm_args_layout_matches_ctypes() -> None:
     assert ctypes.sizeof(_lib.PROBLEM) == 64  # 5 int64, 5 int, 4 bytes of padding
     assert _lib.PROBLEM.act_order.offset == 56
     fmt = _lib.GEMM_ARGS_STRUCT
-    assert fmt.size == ctypes.sizeof(_lib.GEMM_ARGS) == 128
-    assert (_lib.GEMM_ARGS.a.offset, _lib.GEMM_ARGS.alpha.offset,
-            _lib.GEMM_ARGS.a_perm.offset) == (64, 112, 120)
+    assert fmt.size == ctypes.sizeof(_lib.GEMM_ARGS) == 136
+    assert (_lib.GEMM_ARGS.a.offset, _lib.GEMM_ARGS.alpha.offset, _lib.GEMM_ARGS.a_perm.offset,
+            _lib.GEMM_ARGS.flags.offset) == (64, 112, 120, 128)
     vals = (11, 22, 33, 44, 55, 66, 1, 0, 1, 1, 0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000,
-            0.5, 0x7000)
+            0.5, 0x7000, _lib.GEMM_NO_PDL)
     buf = ctypes.create_string_buffer(fmt.size)
     fmt.pack_into(buf, 0, *vals)
     args = _lib.GEMM_ARGS.from_buffer_copy(buf.raw)
@@ -60,7 +60,7 @@ def test_gemm_args_layout_matches_ctypes() -> None:
     assert (p.m, p.n, p.k, p.lda, p.ldd, p.group_size, p.mode, p.dtype, p.has_bias,
             p.act_order) == vals[:10]
     assert (args.a, args.w, args.scales, args.zeros, args.bias, args.d) == vals[10:16]
-    assert args.alpha == 0.5 and args.a_perm == 0x7000
+    assert args.alpha == 0.5 and args.a_perm == 0x7000 and args.flags == _lib.GEMM_NO_PDL
     # and back: a Structure filled field by field packs to the same bytes
     assert bytes(args) == buf.raw
     gfmt = _lib.GROUPED_ARGS_STRUCT
@@ -68,8 +68,8 @@ def test_gemm_args_layout_matches_ctypes() -> None:
 
 
 HEADER = Path(__file__).resolve().parents[2] / "include" / "w4a16" / "w4a16.h"
-_C_TYPES = {"int64_t": ctypes.c_int64, "int": ctypes.c_int, "size_t": ctypes.c_size_t,
-            "float": ctypes.c_float, "w4a16_quant_mode": ctypes.c_int,
+_C_TYPES = {"int64_t": ctypes.c_int64, "int": ctypes.c_int, "unsigned": ctypes.c_uint,
+            "size_t": ctypes.c_size_t, "float": ctypes.c_float, "w4a16_quant_mode": ctypes.c_int,
             "w4a16_dtype": ctypes.c_int, "w4a16_index_type": ctypes.c_int,
             "w4a16_problem": _lib.PROBLEM}
 

@@ -698,7 +698,7 @@ static inline int w4a16_gemv_launch(const struct w4a16_launch_params *p, cudaStr
   cfg.dynamicSmemBytes = (size_t)smem;
   cfg.stream = stream;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cfg.numAttrs = pdl && !p->no_pdl ? 1 : 0;
   cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess || split == 1) return (int)e;

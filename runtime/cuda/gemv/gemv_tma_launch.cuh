@@ -112,7 +112,7 @@ static inline int w4a16_gemv_tma_launch_variant(const struct w4a16_launch_params
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
-  cfg.numAttrs = w4a16_debug()->gemv_pdl ? 1 : 0;
+  cfg.numAttrs = w4a16_debug()->gemv_pdl && !p->no_pdl ? 1 : 0;
   cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, a, tm_a, tm_s, tm_z);
   if (e == cudaSuccess) e = cudaGetLastError();
   return (int)e;

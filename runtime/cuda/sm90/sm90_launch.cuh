@@ -273,7 +273,7 @@ static inline int launch(const struct w4a16_launch_params *p, cudaStream_t strea
   attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pl.pdl ? 2 : 1;
+  cfg.numAttrs = pl.pdl && !p->no_pdl ? 2 : 1;
   err = cudaLaunchKernelEx(&cfg, kern, tm_a, tm_w, tm_d, tm_a_tail, tm_d_tail, tm_s, tm_z, prm);
   if (err != cudaSuccess) return (int)err;
   if (prm.split_k > 1) {
