@@ -4,7 +4,7 @@ Three measurements, in one process on one GPU (docs/DESIGN.md, Measuring: weight
 warm-up, CUDA-graph replay, median):
 
 1. graph: ``torch.ops.w4a16.gemm`` against the library called directly (``w4a16_gemm`` through the
-   binding, no torch op), each captured in a CUDA graph of launches cycling over weight copies that
+   binding, no torch op, with the op's flags: ``W4A16_GEMM_NO_PDL``), each captured in a CUDA graph of launches cycling over weight copies that
    span more than the L2, on the eight default layers at M = 1, 16, 256: the op must add nothing on
    the device.
 2. eager host time per call (no graph, M = 1, 4096 x 4096, bf16): ``torch.nn.functional.linear``,
@@ -65,7 +65,7 @@ def bench_graph(ms: List[int], quick: bool) -> List[Dict]:
                 _gemm.gemm_raw(m, n, k, k, n, 128, 1, 1, a.data_ptr(), ws[c].qweight.data_ptr(),
                                ws[c].scales.data_ptr(), 0, 0, out.data_ptr(), 1.0,
                                wsbuf.data_ptr(), need,
-                               torch.cuda.current_stream().cuda_stream)
+                               torch.cuda.current_stream().cuda_stream, 0, _lib.GEMM_NO_PDL)
 
             t_raw = graph_us(lambda: [raw(c) for c in range(copies)], copies)
             t_op = graph_us(lambda: [op(c) for c in range(copies)], copies)
@@ -107,7 +107,7 @@ def bench_eager() -> Dict[str, float]:
     buf = ctypes.create_string_buffer(_lib.GEMM_ARGS_STRUCT.size)
     _lib.GEMM_ARGS_STRUCT.pack_into(buf, 0, 1, n, k, k, n, 128, 1, 1, 0, 0, a.data_ptr(),
                                     qw.qweight.data_ptr(), qw.scales.data_ptr(), 0, 0,
-                                    out.data_ptr(), 1.0, 0)
+                                    out.data_ptr(), 1.0, 0, _lib.GEMM_NO_PDL)
     ctypes.memmove(ctypes.addressof(args), buf, len(buf))
     gemm_c = L.w4a16_gemm
     empty_c = L.w4a16_last_cuda_error
@@ -120,7 +120,7 @@ def bench_eager() -> Dict[str, float]:
         "binding gemm_raw": host_us(
             lambda: _gemm.gemm_raw(1, n, k, k, n, 128, 1, 1, a.data_ptr(), qw.qweight.data_ptr(),
                                    qw.scales.data_ptr(), 0, 0, out.data_ptr(), 1.0, 0, 0,
-                                   stream)),
+                                   stream, 0, _lib.GEMM_NO_PDL)),
         "w4a16_gemm, prebuilt args": host_us(
             lambda: gemm_c(ctypes.byref(args), None, None, 0, stream)),
         "empty ctypes call": host_us(lambda: empty_c()),

@@ -37,7 +37,11 @@ accumulation:
   a multiple of 8, on ``a``'s device; only its ``[M, N]`` elements are written.
 
 Every call reads the current CUDA stream of ``a``'s device, launches one kernel (two where the
-library splits K, one more where it gathers for ``perm``) and never synchronises. The library
+library splits K, one more where it gathers for ``perm``) and never synchronises. The call's first
+kernel launches in plain stream order (``W4A16_GEMM_NO_PDL``, include/w4a16/w4a16.h): in a torch
+program the kernel before the op is torch's, which does not let its dependents launch early, and
+after such a kernel a programmatic dependent launch only starts later (docs/PERFORMANCE.md,
+"Programmatic dependent launch"); the kernels the library chains inside the call keep it. The library
 selects the kernel (config cache, else heuristic; ``w4a16.tune`` fills the cache). Workspace,
 where the selected kernel splits K or ``perm`` is given (the gathered ``[M, K]`` activations, M*K*2
 bytes rounded up to 256): outside CUDA-graph capture from torch's caching allocator
@@ -79,6 +83,7 @@ import torch
 from torch import Tensor
 
 from . import _dtypes, _gemm
+from ._lib import GEMM_NO_PDL
 
 __all__ = ["gemm", "grouped_gemm", "reserve_workspace"]
 
@@ -297,7 +302,8 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
     _gemm.gemm_raw(m, n, k, lda, ldd, c_group, mode, dtype, a2.data_ptr(), w.data_ptr(),
                    scales.data_ptr(), 0 if zeros is None else zeros.data_ptr(),
                    0 if bias is None else bias.data_ptr(), d2.data_ptr(), float(alpha), ws_ptr,
-                   ws_bytes, _raw_stream(index), 0 if perm is None else perm.data_ptr())
+                   ws_bytes, _raw_stream(index), 0 if perm is None else perm.data_ptr(),
+                   GEMM_NO_PDL)
 
 
 def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
