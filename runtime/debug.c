@@ -43,7 +43,7 @@ static void debug_init(void) {
   d->gemv_tma_generic = getenv("W4A16_GEMV_TMA_GENERIC") != NULL;
   const char *pcz = getenv("W4A16_GEMV_TMA_PCZ");
   d->gemv_pcz = !pcz ? 0 : pcz[0] == 'c' ? 1 : pcz[0] == 'g' ? 2 : pcz[0] == 's' ? 3 : 0;
-  d->gemv_tma_perm = env_int("W4A16_GEMV_TMA_PERM", 0);
+  d->gemv_tma_perm = env_int("W4A16_GEMV_TMA_PERM", -1);
 }
 
 const w4a16_debug_settings *w4a16_debug(void) {

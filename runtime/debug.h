@@ -43,11 +43,13 @@
  *                                in groups (a scale and zero row streamed per stage), or the per-column
  *                                one without its integer-offset path, for every tile; default: the rule
  *                                (gemv_tma_launch.cuh)
- *   W4A16_GEMV_TMA_PERM=1        act-order (w4a16_gemm_args.a_perm) at M = 1: the row gathered inside
- *                                the TMA GEMV where it can (W4A16_GEMV_TMA_PERM); default 0: w4a16_gather_k
- *                                into the workspace and the GEMV on that, as at every other M (on an H100
- *                                Llama-3-8B decode step act-order costs 2.9 % of the step that way and
- *                                3.6 % with the in-kernel gather, docs/PERFORMANCE.md)
+ *   W4A16_GEMV_TMA_PERM=1|0      act-order (w4a16_gemm_args.a_perm) at M = 1: 1 the row gathered inside
+ *                                the TMA GEMV where it can (W4A16_GEMV_TMA_PERM) in every call; 0 never
+ *                                (w4a16_gather_k into the workspace and the GEMV on that, as at every
+ *                                other M); unset: inside the GEMV only in calls with W4A16_GEMM_NO_PDL
+ *                                (H100 Llama-3-8B decode step, docs/PERFORMANCE.md: with the programmatic
+ *                                launch the gather kernel costs less, in plain stream order the in-kernel
+ *                                gather does)
  */
 #ifndef W4A16_DEBUG_H
 #define W4A16_DEBUG_H
@@ -78,7 +80,7 @@ typedef struct w4a16_debug_settings {
   int gemv_tma_beside;    /* W4A16_GEMV_TMA_BESIDE=1 */
   int gemv_tma_generic;   /* W4A16_GEMV_TMA_GENERIC set */
   int gemv_pcz;           /* W4A16_GEMV_TMA_PCZ: 0 the rule, 1 col, 2 group, 3 sub */
-  int gemv_tma_perm;      /* W4A16_GEMV_TMA_PERM=1: the row gathered in the kernel where it can; 0 */
+  int gemv_tma_perm;      /* W4A16_GEMV_TMA_PERM: 1 always, 0 never, -1 (unset) with W4A16_GEMM_NO_PDL */
 } w4a16_debug_settings;
 
 /* The process's settings, read from the environment on the first call (thread-safe). */

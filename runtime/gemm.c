@@ -88,7 +88,13 @@ w4a16_status w4a16_gemm(const w4a16_gemm_args *args, const w4a16_kernel_desc *ke
       .alpha = args->alpha, .sm_count = dev.sm_count, .split_k = plan.split_k, .plan = &plan,
       .no_pdl = (args->flags & W4A16_GEMM_NO_PDL) != 0};
   int e = W4A16_LAUNCH_UNFUSED;
-  if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA && w4a16_debug()->gemv_tma_perm) {
+  /* act-order at M = 1: the TMA GEMV gathers A's row itself where the call launches in plain stream
+     order (W4A16_GEMM_NO_PDL; the GEMV starts only once the kernel before it has completed, and a
+     separate gather kernel would add a kernel boundary); with the programmatic launch the gather
+     kernel runs while the GEMV's first stages stream (docs/PERFORMANCE.md, act-order) */
+  const int in_kernel = w4a16_debug()->gemv_tma_perm;
+  if (p->act_order && p->m == 1 && kernel->schedule == W4A16_SCHEDULE_GEMV_TMA &&
+      (in_kernel > 0 || (in_kernel < 0 && lp.no_pdl))) {
     lp.a_perm = args->a_perm; /* the kernel gathers the row itself where it can */
     e = kernel->impl->launch(&lp, stream);
     lp.a_perm = NULL;

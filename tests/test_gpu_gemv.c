@@ -315,13 +315,14 @@ static void test_long_k(void **state) {
   if (!tested) skip();
 }
 
-/* One act-order call of g's problem through kernel k (NULL: selection) with permutation perm (host, K):
-   D poisoned and the workspace poisoned (0xAB) first; D against the float64 reference of A's columns
+/* One act-order call of g's problem through kernel k (NULL: selection) with permutation perm (host, K)
+   and args.flags = flags: D poisoned and the workspace poisoned (0xAB) first; D against the float64 reference of A's columns
    gathered on the host, or, with bad (an index of perm outside [0, K)), every element of D NaN.
    Returns 1 where the workspace came back untouched (the kernel gathered the row itself). */
 static const char *name_of(const w4a16_kernel_desc *k) { return k ? k->name : "kernel NULL"; }
 
-static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t *perm, int bad, const char *what) {
+static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t *perm, int bad, unsigned flags,
+                         const char *what) {
   const w4a16_problem *p = &g->p;
   const int64_t m = p->m, kk = p->k, lda = p->lda ? p->lda : kk;
   const char *name = name_of(k);
@@ -337,6 +338,7 @@ static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t
   CUDA_OK(cudaMemset(g->dd, 0xFF, g->d_bytes));
   w4a16_gemm_args args = data_args(g, 0.75f);
   args.a_perm = dperm;
+  args.flags = flags;
   const w4a16_status st = w4a16_gemm(&args, k, ws, ws_bytes, NULL);
   if (st != W4A16_STATUS_OK) fail_msg("%s: act-order: %s: %s", name, w4a16_status_name(st), w4a16_last_error_message());
   CUDA_OK(cudaDeviceSynchronize());
@@ -374,19 +376,21 @@ static int run_act_order(gemv_data *g, const w4a16_kernel_desc *k, const int32_t
 /* Act-order (problem.act_order, args.a_perm): every GEMV kernel at M = 1 and tile_m, K = 4096 and 14336,
    groups of 128 (and 32, and per column where the kernel takes them), a fresh random permutation, A of
    lda > K; then kernel NULL (selection: GEMV, sm90 or sm80 by M) at M = 1, 5, 16, 64, 256. Against the
-   float64 reference of A[:, perm], each call twice: as the runtime runs it (the gather into the
-   workspace, which the poisoned workspace shows written), and under W4A16_GEMV_TMA_PERM=1 (debug.h),
-   where at M = 1 the TMA GEMV kernels (tile_m <= 8) with groups >= 128 and K = 4096 gather the row in
-   the kernel (the workspace untouched) and every other call still gathers into it. A permutation with one index outside
-   [0, K) makes every element of D NaN, in the kernel's gather and in the workspace's. */
+   float64 reference of A[:, perm], each call twice: with args.flags 0 (the gather into the workspace,
+   which the poisoned workspace shows written), and with W4A16_GEMM_NO_PDL, where at M = 1 the TMA GEMV
+   kernels (tile_m <= 8) with groups >= 128 and K = 4096 gather the row in the kernel (the workspace
+   untouched) and every other call still gathers into it (W4A16_GEMV_TMA_PERM unset: debug.h). A
+   permutation with one index outside [0, K) makes every element of D NaN, in the kernel's gather and
+   in the workspace's. */
 static void test_act_order(void **state) {
   (void)state;
   if (!gpu_present()) skip();
   test_rng r = test_rng_fresh("gemv_act_order");
   int tested = 0, fused = 0;
-  /* each call sets the switch itself, whatever W4A16_GEMV_TMA_PERM the environment gave (restored at the end) */
+  /* the runtime's own choice, whatever W4A16_GEMV_TMA_PERM the environment gave (restored at the end) */
   w4a16_debug_settings *dbg = w4a16_debug_for_tests();
   const int env_perm = dbg->gemv_tma_perm;
+  dbg->gemv_tma_perm = -1;
   const size_t count = w4a16_kernel_count();
   for (size_t i = 0; i <= count + 1; ++i) {
     const w4a16_kernel_desc *k = i < count ? w4a16_kernel_get(i) : NULL;
@@ -418,24 +422,21 @@ static void test_act_order(void **state) {
           test_permutation(&r, perm, kk);
           char what[64];
           snprintf(what, sizeof what, " group %d act-order", group);
-          /* by default (W4A16_GEMV_TMA_PERM=0, debug.h) every call gathers into the workspace */
-          dbg->gemv_tma_perm = 0;
-          if (run_act_order(&g, k, perm, 0, what)) fail_msg("%s: the workspace was not written", name_of(k));
+          /* flags 0 (programmatic launch): every call gathers into the workspace */
+          if (run_act_order(&g, k, perm, 0, 0u, what)) fail_msg("%s: the workspace was not written", name_of(k));
           const int expect_fused = k && k->schedule == W4A16_SCHEDULE_GEMV_TMA && k->tile_m <= 8 && m == 1 &&
                                    kk == 4096 && group >= 128 && group < kk && mode != W4A16_PER_COLUMN_SCALE_ONLY;
-          dbg->gemv_tma_perm = 1; /* the in-kernel gather where the kernel can */
-          const int untouched = run_act_order(&g, k, perm, 0, " (W4A16_GEMV_TMA_PERM=1)");
+          /* W4A16_GEMM_NO_PDL: the in-kernel gather where the kernel can */
+          const int untouched = run_act_order(&g, k, perm, 0, W4A16_GEMM_NO_PDL, " (W4A16_GEMM_NO_PDL)");
           if (k && kk == 4096 && untouched != expect_fused)
             fail_msg("%s: M=%lld group %d: the workspace was %s, expected the row gathered %s", k->name,
                      (long long)m, group, untouched ? "untouched" : "written", expect_fused ? "in the kernel" : "into it");
           fused += untouched;
           if (kk == 4096 && (group == 128 || group == kk || mode == W4A16_PER_COLUMN_SCALE_ONLY)) {
             perm[(test_rng_next(&r) % (uint64_t)kk)] = (int32_t)(kk + 5); /* one index past K */
-            (void)run_act_order(&g, k, perm, 1, " (W4A16_GEMV_TMA_PERM=1)");
-            dbg->gemv_tma_perm = 0;
-            (void)run_act_order(&g, k, perm, 1, what);
+            (void)run_act_order(&g, k, perm, 1, W4A16_GEMM_NO_PDL, " (W4A16_GEMM_NO_PDL)");
+            (void)run_act_order(&g, k, perm, 1, 0u, what);
           }
-          dbg->gemv_tma_perm = 0;
           free(perm);
           data_destroy(&g);
           ++tested;

@@ -212,9 +212,10 @@ typedef struct w4a16_problem {
  *           packed weights it is constant across the dependency (see Ordering at w4a16_gemm).
  *           How it runs: A is gathered into the workspace first (w4a16_gather_k, one more
  *           kernel, which on sm_90 lets the GEMM launch at once and stream its weights while it
- *           runs) and the kernel runs on that. (The sm_90 TMA GEMV kernels can also gather the
- *           row themselves at M = 1, W4A16_GEMV_TMA_PERM=1 in runtime/debug.h: slower on an H100
- *           decode step, docs/PERFORMANCE.md.) NULL otherwise.
+ *           runs) and the kernel runs on that; except at M = 1 in a call with W4A16_GEMM_NO_PDL,
+ *           where the sm_90 TMA GEMV kernels gather A's row themselves (the GEMV cannot start
+ *           early there, and the in-kernel gather costs less than a kernel boundary: H100 decode
+ *           step, docs/PERFORMANCE.md). The workspace is reserved either way. NULL otherwise.
  *  flags    0, or W4A16_GEMM_NO_PDL (below)
  */
 typedef struct w4a16_gemm_args {

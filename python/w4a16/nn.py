@@ -38,9 +38,8 @@ class Linear(nn.Module):
     - ``"op"`` (the default): ``torch.ops.w4a16.gather_k`` then ``torch.ops.w4a16.gemm``; the
       GEMM after the gather starts streaming its weights while the gather runs.
     - ``"fused"``: ``torch.ops.w4a16.gemm`` with ``perm`` (its int32 copy ``perm_i32``): one op
-      call; the library gathers into the op's workspace before its kernel (the same gather
-      kernel as ``"op"``; the TMA GEMV's in-kernel gather at M = 1 runs only under
-      ``W4A16_GEMV_TMA_PERM=1``, runtime/debug.h, slower on an H100 decode step).
+      call; at M = 1 on sm_90 the TMA GEMV gathers the row in the kernel, elsewhere the library
+      gathers into the op's workspace before its kernel (the same gather kernel as ``"op"``).
     - ``"index_select"``: ``x.index_select(-1, perm)`` then the GEMM; better where
       ``torch.compile`` fuses it into the kernel producing ``x`` (a norm or an activation).
 

@@ -31,8 +31,8 @@ accumulation:
   not be written by the kernel just before the op on the stream (programmatic dependent launch,
   include/w4a16/w4a16.h "Ordering"). An index outside ``[0, K)`` gives NaN in ``out``, never a
   fault. The library gathers ``a`` into the workspace first (``w4a16_gather_k``, one more
-  kernel, as ``torch.ops.w4a16.gather_k`` then this op would; include/w4a16/w4a16.h
-  ``a_perm``).
+  kernel, as ``torch.ops.w4a16.gather_k`` then this op would), except at M = 1 on sm_90, where
+  the selected TMA GEMV gathers the row itself where it can (include/w4a16/w4a16.h ``a_perm``).
 - ``out`` (the ``.out`` overload): ``[..., N]`` in ``a``'s dtype, last dim contiguous, row stride
   a multiple of 8, on ``a``'s device; only its ``[M, N]`` elements are written.
 
