@@ -23,7 +23,7 @@ __all__ = ["Linear", "replace_linears", "ReplaceReport", "GATHER_MODES"]
 
 #: The values of :attr:`Linear.gather`: how an act-order layer takes its input's columns in order.
 GATHER_MODES = ("op", "fused", "index_select")
-_DEFAULT_GATHER = "op"
+_DEFAULT_GATHER = "fused"
 
 
 class Linear(nn.Module):
@@ -35,11 +35,13 @@ class Linear(nn.Module):
     given, ``forward`` computes ``x[..., perm] @ dequant(W).T``, taking ``x``'s columns in that
     order in one of three ways, chosen by the attribute ``gather``:
 
-    - ``"op"`` (the default): ``torch.ops.w4a16.gather_k`` then ``torch.ops.w4a16.gemm``; the
-      GEMM after the gather starts streaming its weights while the gather runs.
-    - ``"fused"``: ``torch.ops.w4a16.gemm`` with ``perm`` (its int32 copy ``perm_i32``): one op
-      call; at M = 1 on sm_90 the TMA GEMV gathers the row in the kernel, elsewhere the library
-      gathers into the op's workspace before its kernel (the same gather kernel as ``"op"``).
+    - ``"fused"`` (the default): ``torch.ops.w4a16.gemm`` with ``perm`` (its int32 copy
+      ``perm_i32``): one op call; at M = 1 on sm_90 the TMA GEMV gathers the row in the kernel,
+      elsewhere the library gathers into the op's workspace and the GEMM after that gather starts
+      streaming its weights while it runs.
+    - ``"op"``: ``torch.ops.w4a16.gather_k`` then ``torch.ops.w4a16.gemm``: two op calls (the
+      same gather kernel; the GEMM, launched by the op in plain stream order, no longer overlaps
+      it).
     - ``"index_select"``: ``x.index_select(-1, perm)`` then the GEMM; better where
       ``torch.compile`` fuses it into the kernel producing ``x`` (a norm or an activation).
 

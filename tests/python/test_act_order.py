@@ -72,7 +72,7 @@ def _meta_act_order_linear(n: int, k: int, group: int) -> Linear:
 def test_linear_gather_modes_accepted(gather) -> None:
     assert GATHER_MODES == ("op", "fused", "index_select")
     lin = _meta_act_order_linear(64, 256, 128)
-    assert lin.gather == "op"  # the default
+    assert lin.gather == "fused"  # the default
     lin.gather = gather
     out = lin(meta(3, 5, 256))
     assert out.shape == (3, 5, 64) and out.dtype == torch.bfloat16
