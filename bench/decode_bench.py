@@ -21,13 +21,16 @@ of a layer ("all"), and with the down projection's permutation folded into gate/
 (``w4a16.parallel.fold_act_order``: gathers before qkv, o and gate/up only, "folded"), the same
 through ``torch.ops.w4a16.gather_k`` ("op", ``w4a16.nn.Linear``'s ``gather="op"``), with the op
 before o only ("mixed"), and with the permutation handed to ``torch.ops.w4a16.gemm`` itself
-("fused", ``gather="fused"``: the library's gather inside the op call, or with
-``W4A16_GEMV_TMA_PERM=1`` the TMA GEMV's own at batch 1 on sm_90; down folded likewise); ``--act-order`` picks which of these run. For w4a16 and
-int4, the step with the LM head quantized like the layers (what torchao's ``quantize_`` does by
-default; GPTQ and AWQ checkpoints usually keep it in bf16). ``--profile`` lists the kernels of one
-compiled layer per variant (eager, outside the graph) to show what the gathers fused into.
+("fused", ``gather="fused"``: inside the op call, the TMA GEMV's own gather at batch 1 on sm_90,
+else the library's gather kernel; down folded likewise); ``--act-order`` picks which of these run.
+For w4a16 and int4, the step with the LM head quantized like the layers (what torchao's
+``quantize_`` does by default; GPTQ and AWQ checkpoints usually keep it in bf16). ``--pdl`` also
+times the w4a16 step with the op's first kernels launched programmatically (``w4a16.ops.GEMM_FLAGS``
+0, the C API's default) rather than in plain stream order (the op's ``W4A16_GEMM_NO_PDL``).
+``--profile`` lists the kernels of one compiled layer per variant (eager, outside the graph) to show
+what the gathers fused into.
 
-Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--profile]
+Usage: ``python3 bench/decode_bench.py [--batches 1,8,32] [--layers 32] [--profile] [--pdl]
 [--act-order all,folded,op,mixed,fused] [--json FILE]``
 """
 
@@ -40,7 +43,7 @@ from typing import Callable, Dict, List, Optional
 import torch
 import torch.nn.functional as F
 
-import w4a16  # noqa: F401  (registers torch.ops.w4a16.gemm)
+import w4a16  # registers torch.ops.w4a16.gemm (and w4a16.ops.GEMM_FLAGS for --pdl)
 from graph_timing import graph_us
 
 HIDDEN, INTER, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 4096, 14336, 32, 8, 128, 128256
@@ -200,6 +203,9 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--eager-layers", action="store_true",
                     help="run the layers without torch.compile (still in one CUDA graph)")
+    ap.add_argument("--pdl", action="store_true",
+                    help="also time the w4a16 step at batch 1 with the op's launches programmatic "
+                    "(w4a16.ops.GEMM_FLAGS = 0) instead of W4A16_GEMM_NO_PDL")
     ap.add_argument("--profile", action="store_true",
                     help="list the kernels of one compiled layer per w4a16 act-order variant")
     ap.add_argument("--act-order", default=",".join(ACT_ORDER_KEY),
@@ -249,6 +255,12 @@ def main() -> None:
             if kind == "w4a16" and b == 1:
                 for v in variants:
                     row[ACT_ORDER_KEY[v]] = graph_us(lambda: model.step(tokens, pos, v))
+                if args.pdl:  # the op's first kernels launched programmatically, as the C default
+                    w4a16.ops.GEMM_FLAGS = 0
+                    try:
+                        row["step_pdl_us"] = graph_us(lambda: model.step(tokens, pos))
+                    finally:
+                        w4a16.ops.GEMM_FLAGS = w4a16.ops.GEMM_NO_PDL
                 if args.profile:
                     for v in ["none"] + variants:
                         names = model.layer_kernels(v)
@@ -282,6 +294,10 @@ def main() -> None:
               + ", ".join(f"{v} {w1[ACT_ORDER_KEY[v]]:.0f} us "
                           f"({100 * (w1[ACT_ORDER_KEY[v]] / w1['step_us'] - 1):+.1f} %)"
                           for v in variants))
+    if args.pdl:
+        print(f"batch 1, w4a16 with the op's launches programmatic (C's default): "
+              f"{w1['step_pdl_us']:.0f} us ({b1['step_us'] / w1['step_pdl_us']:.2f}x bf16) against "
+              f"{w1['step_us']:.0f} us with W4A16_GEMM_NO_PDL (the op's)")
     print(f"batch 1, LM head quantized too: w4a16 {w1['step_quantized_head_us']:.0f} us "
           f"({b1['step_us'] / w1['step_quantized_head_us']:.2f}x bf16), int4 "
           f"{i1['step_quantized_head_us']:.0f} us ({b1['step_us'] / i1['step_quantized_head_us']:.2f}x "

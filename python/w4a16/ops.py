@@ -38,7 +38,8 @@ accumulation:
 
 Every call reads the current CUDA stream of ``a``'s device, launches one kernel (two where the
 library splits K, one more where it gathers for ``perm``) and never synchronises. The call's first
-kernel launches in plain stream order (``W4A16_GEMM_NO_PDL``, include/w4a16/w4a16.h): in a torch
+kernel launches in plain stream order (:data:`GEMM_FLAGS` = ``W4A16_GEMM_NO_PDL``,
+include/w4a16/w4a16.h): in a torch
 program the kernel before the op is torch's, which does not let its dependents launch early, and
 after such a kernel a programmatic dependent launch only starts later (docs/PERFORMANCE.md,
 "Programmatic dependent launch"); the kernels the library chains inside the call keep it. The library
@@ -92,6 +93,11 @@ _SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? 
                 "int group_size=128, float alpha=1.0, Tensor? perm=None")
 
 _graph_ws: Dict[int, Tensor] = {}
+
+#: ``w4a16_gemm_args.flags`` of every ``gemm`` call: ``W4A16_GEMM_NO_PDL`` (see the module
+#: docstring). Read at each call (a CUDA graph keeps what its capture read); benchmarks set it to 0
+#: to time the programmatic launch (``bench/decode_bench.py --pdl``).
+GEMM_FLAGS: int = GEMM_NO_PDL
 
 try:
     _raw_stream = torch._C._cuda_getCurrentRawStream  # the stream handle without a Stream object
@@ -303,7 +309,7 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
                    scales.data_ptr(), 0 if zeros is None else zeros.data_ptr(),
                    0 if bias is None else bias.data_ptr(), d2.data_ptr(), float(alpha), ws_ptr,
                    ws_bytes, _raw_stream(index), 0 if perm is None else perm.data_ptr(),
-                   GEMM_NO_PDL)
+                   GEMM_FLAGS)
 
 
 def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
