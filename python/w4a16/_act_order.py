@@ -8,9 +8,10 @@ returns ``a.index_select(-1, perm)``: ``out[..., k] = a[..., perm[k]]`` (the lib
 ``w4a16_gather_k``). An act-order checkpoint's weight is stored with its K columns sorted by
 group (``perm = argsort(g_idx)``, :class:`w4a16.QuantizedWeight.perm`), so its GEMM takes the
 activations' columns in that order; :class:`w4a16.nn.Linear` calls this op before
-``torch.ops.w4a16.gemm`` (``gather="op"``). ``torch.ops.w4a16.gemm``'s own ``perm`` argument does
-the same within the GEMM call (``gather="fused"``: inside the GEMV at M = 1 on sm_90, through the
-library's gather into the op's workspace elsewhere).
+``torch.ops.w4a16.gemm`` with ``gather="op"``. ``torch.ops.w4a16.gemm``'s own ``perm`` argument
+does the same within the GEMM call (``gather="fused"``, the default: inside the GEMV at M = 1 on
+sm_90, through the library's gather into the op's workspace elsewhere), which is faster in a
+torch program (docs/PERFORMANCE.md).
 
 - ``a``: ``[..., K]`` float16 or bfloat16 on a CUDA device, one strided ``[M, K]`` view (last
   dim contiguous; no copy is made); K a multiple of 8.
@@ -18,12 +19,13 @@ library's gather into the op's workspace elsewhere).
   outside ``[0, K)`` gives a NaN in its column; nothing outside ``a`` is read).
 - returns a new contiguous ``[..., K]`` tensor in ``a``'s dtype.
 
-Why an op rather than ``index_select``: the library's gather lets the next kernel on the stream
-start at once (programmatic dependent launch on sm_90), so the GEMM after it streams its weights
-while the gather runs; a gather that ``torch.compile`` generates cannot. Where ``index_select``
-fuses into the kernel that produces ``a`` (a norm or an activation under ``torch.compile``), that
-is as good: ``w4a16.nn.Linear(gather="index_select")`` keeps it (bench/decode_bench.py measures
-both).
+The library's gather lets the next kernel on the stream start at once (programmatic dependent
+launch on sm_90), so a GEMM launched programmatically after it (``w4a16_gemm`` with flags 0)
+streams its weights while the gather runs; ``torch.ops.w4a16.gemm`` launches in plain stream order
+(``W4A16_GEMM_NO_PDL``), so after this op it does not, while its ``perm`` keeps that overlap inside
+the call. Where ``index_select`` fuses into the kernel that produces ``a`` (a norm or an activation
+under ``torch.compile``), ``w4a16.nn.Linear(gather="index_select")`` keeps it (bench/decode_bench.py
+measures the three).
 
 Errors: ``TypeError`` / ``ValueError`` name the argument and value; :class:`w4a16.W4A16Error` the
 library's status. Every call reads the current CUDA stream and never synchronises.
