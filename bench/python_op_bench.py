@@ -4,9 +4,9 @@ Three measurements, in one process on one GPU (docs/DESIGN.md, Measuring: weight
 warm-up, CUDA-graph replay, median):
 
 1. graph: ``torch.ops.w4a16.gemm`` against the library called directly (``w4a16_gemm`` through the
-   binding, no torch op, with the op's flags: ``W4A16_GEMM_NO_PDL``), each captured in a CUDA graph of launches cycling over weight copies that
-   span more than the L2, on the eight default layers at M = 1, 16, 256: the op must add nothing on
-   the device.
+   binding, no torch op, with the op's flags: ``W4A16_GEMM_NO_PDL``), each captured in a CUDA
+   graph of launches cycling over weight copies that span more than the L2, on the eight default
+   layers at M = 1, 16, 256: the op must add nothing on the device.
 2. eager host time per call (no graph, M = 1, 4096 x 4096, bf16): ``torch.nn.functional.linear``,
    the op through the dispatcher, the op's Python implementation called directly, the binding's raw
    call, a prebuilt ``w4a16_gemm`` call and an empty ctypes call, each the host's time per call over

@@ -42,8 +42,9 @@ struct w4a16_launch_params {
   int sm_count;       /* multiprocessors of the device */
   int split_k;        /* K splits chosen by the runtime (>= 1): plan->split_k */
   const struct w4a16_plan *plan; /* the launch plan (plan.h), which the launch follows */
-  /* act-order, int32 [K]: given only to the sm_90 TMA GEMV kernels at M = 1 under
-     W4A16_GEMV_TMA_PERM=1 (debug.h), which gather A's row through it in the kernel, or return
+  /* act-order, int32 [K]: given only to the sm_90 TMA GEMV kernels at M = 1 where the runtime
+     chooses the in-kernel gather (gemm.c: calls with W4A16_GEMM_NO_PDL, or W4A16_GEMV_TMA_PERM=1,
+     debug.h), which gather A's row through it in the kernel, or return
      W4A16_LAUNCH_UNFUSED, launching nothing, where they do not (then the runtime gathers A into the
      workspace and launches again without it); NULL otherwise */
   const int32_t *a_perm;

@@ -39,18 +39,17 @@ accumulation:
 Every call reads the current CUDA stream of ``a``'s device, launches one kernel (two where the
 library splits K, one more where it gathers for ``perm``) and never synchronises. The call's first
 kernel launches in plain stream order (:data:`GEMM_FLAGS` = ``W4A16_GEMM_NO_PDL``,
-include/w4a16/w4a16.h): in a torch
-program the kernel before the op is torch's, which does not let its dependents launch early, and
-after such a kernel a programmatic dependent launch only starts later (docs/PERFORMANCE.md,
-"Programmatic dependent launch"); the kernels the library chains inside the call keep it. The library
-selects the kernel (config cache, else heuristic; ``w4a16.tune`` fills the cache). Workspace,
-where the selected kernel splits K or ``perm`` is given (the gathered ``[M, K]`` activations, M*K*2
-bytes rounded up to 256): outside CUDA-graph capture from torch's caching allocator
-(stream-ordered, so concurrent streams never share it); inside capture, a per-device buffer
-allocated before the capture (grown to the largest size an eager call has needed, or by
-:func:`reserve_workspace`), so nothing but the output is allocated in a captured graph. Graphs
-holding the op must not be replayed concurrently on different streams (they share that buffer).
-A capture that needs more workspace than reserved runs the kernel without splitting K (correct,
+include/w4a16/w4a16.h): in a torch program the kernel before the op is torch's, which does not let
+its dependents launch early, and after such a kernel a programmatic dependent launch only starts
+later (docs/PERFORMANCE.md, "Programmatic dependent launch"); the kernels the library chains inside
+the call keep it. The library selects the kernel (config cache, else heuristic; ``w4a16.tune``
+fills the cache). Workspace, where the selected kernel splits K or ``perm`` is given (the gathered
+``[M, K]`` activations, M*K*2 bytes rounded up to 256): outside CUDA-graph capture from torch's
+caching allocator (stream-ordered, so concurrent streams never share it); inside capture, a
+per-device buffer allocated before the capture (grown to the largest size an eager call has
+needed, or by :func:`reserve_workspace`), so nothing but the output is allocated in a captured graph. Graphs
+holding the op must not be replayed concurrently on different streams (they share that buffer). A
+capture that needs more workspace than reserved runs the kernel without splitting K (correct,
 slower on problems of few output tiles); one with ``perm`` whose gathered activations do not fit
 raises ``RuntimeError`` (run the op eagerly once before capturing, or reserve).
 

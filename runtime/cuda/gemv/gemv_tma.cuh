@@ -142,9 +142,10 @@ static constexpr __host__ __device__ __forceinline__ struct w4a16_gemv_tma_layou
 //                        the copy lands: a_perm is constant across the dependency, like the
 //                        weights), which every stage's ldmatrix then reads at the stage's k. It
 //                        replaces w4a16_gather_k's kernel before the GEMV; 4 K bytes of shared
-//                        memory more (w4a16_gemv_tma_perm_layout). Only under W4A16_GEMV_TMA_PERM=1
-//                        (runtime/debug.h): on an H100 decode step the separate gather, which runs
-//                        while the GEMV's first stages stream, cost less (docs/PERFORMANCE.md).
+//                        memory more (w4a16_gemv_tma_perm_layout). The runtime chooses it in calls
+//                        with W4A16_GEMM_NO_PDL (runtime/gemm.c): with the programmatic launch the
+//                        separate gather, which runs while the GEMV's first stages stream, costs less
+//                        (H100 decode step, docs/PERFORMANCE.md).
 // The generic consumer (per-half scales, zeros, w4a16_gemv_tile_mma; bf16 codes biased by 128 and
 // the bias removed by one more mma per k16 step) runs only under W4A16_GEMV_TMA_GENERIC.
 #define W4A16_GEMV_TMA_M1 1
