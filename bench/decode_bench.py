@@ -256,11 +256,11 @@ def main() -> None:
                 for v in variants:
                     row[ACT_ORDER_KEY[v]] = graph_us(lambda: model.step(tokens, pos, v))
                 if args.pdl:  # the op's first kernels launched programmatically, as the C default
-                    w4a16.ops.GEMM_FLAGS = 0
+                    flags, w4a16.ops.GEMM_FLAGS = w4a16.ops.GEMM_FLAGS, 0
                     try:
                         row["step_pdl_us"] = graph_us(lambda: model.step(tokens, pos))
                     finally:
-                        w4a16.ops.GEMM_FLAGS = w4a16.ops.GEMM_NO_PDL
+                        w4a16.ops.GEMM_FLAGS = flags
                 if args.profile:
                     for v in ["none"] + variants:
                         names = model.layer_kernels(v)
