@@ -248,8 +248,8 @@ static void test_no_device(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_flags), cmocka_unit_test(test_shapes), cmocka_unit_test(test_misaligned),
-      cmocka_unit_test(test_groups), cmocka_unit_test(test_kernel_mismatch),
+      cmocka_unit_test(test_null_pointers), cmocka_unit_test(test_flags), cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_misaligned), cmocka_unit_test(test_groups), cmocka_unit_test(test_kernel_mismatch),
       cmocka_unit_test(test_arch_guard_on_fake_devices), cmocka_unit_test(test_empty_m),
       cmocka_unit_test(test_no_device)};
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -316,8 +316,9 @@ static void test_long_k(void **state) {
 }
 
 /* One act-order call of g's problem through kernel k (NULL: selection) with permutation perm (host, K)
-   and args.flags = flags: D poisoned and the workspace poisoned (0xAB) first; D against the float64 reference of A's columns
-   gathered on the host, or, with bad (an index of perm outside [0, K)), every element of D NaN.
+   and args.flags = flags: D poisoned and the workspace poisoned (0xAB) first; D against the float64
+   reference of A's columns gathered on the host, or, with bad (an index of perm outside [0, K)), every
+   element of D NaN.
    Returns 1 where the workspace came back untouched (the kernel gathered the row itself). */
 static const char *name_of(const w4a16_kernel_desc *k) { return k ? k->name : "kernel NULL"; }
 

@@ -47,11 +47,11 @@ fills the cache). Workspace, where the selected kernel splits K or ``perm`` is g
 ``[M, K]`` activations, M*K*2 bytes rounded up to 256): outside CUDA-graph capture from torch's
 caching allocator (stream-ordered, so concurrent streams never share it); inside capture, a
 per-device buffer allocated before the capture (grown to the largest size an eager call has
-needed, or by :func:`reserve_workspace`), so nothing but the output is allocated in a captured graph. Graphs
-holding the op must not be replayed concurrently on different streams (they share that buffer). A
-capture that needs more workspace than reserved runs the kernel without splitting K (correct,
-slower on problems of few output tiles); one with ``perm`` whose gathered activations do not fit
-raises ``RuntimeError`` (run the op eagerly once before capturing, or reserve).
+needed, or by :func:`reserve_workspace`), so nothing but the output is allocated in a captured
+graph. Graphs holding the op must not be replayed concurrently on different streams (they share
+that buffer). A capture that needs more workspace than reserved runs the kernel without splitting
+K (correct, slower on problems of few output tiles); one with ``perm`` whose gathered activations
+do not fit raises ``RuntimeError`` (run the op eagerly once before capturing, or reserve).
 
 ``torch.ops.w4a16.grouped_gemm`` (mixture of experts, include/w4a16/w4a16.h "Grouped GEMM")::
 
