@@ -21,9 +21,13 @@
 // e G + g), and the chunk's activation rows, gathered through the row index by the producer warp's
 // 32 lanes with 16-byte cp.async copies into the layout of the dense kernel's activation box
 // (line x TILE_M + r of 128 bytes for k tile x, token row r, its 16-byte chunk c at c ^ (line % 8)).
-// Lane l copies chunk l % 8 of rows l / 8, + 4, ... (rows past the chunk's count are not copied:
-// the consumers read their last row instead). The full barrier of a stage counts 1 + 32 arrivals:
-// lane 0's expect_tx, then each lane's cp.async.mbarrier.arrive.noinc when its copies are done.
+// The lanes copy one row at a time, lane l its chunks l, l + 32, ... of the row's 8 TT, so a stage
+// costs each lane TT / 4 copies a row the chunk has (rows past the chunk's count are not copied: the
+// consumers read its last row instead); lane l < rc holds the token of row l, read from the row
+// index one unit ahead. The producer warp shares its SM's issue slots with the consumers, whose
+// instruction rate bounds these kernels as much as memory does. The full barrier of a stage counts
+// 1 + 32 arrivals: lane 0's expect_tx, then each lane's cp.async.mbarrier.arrive.noinc when its
+// copies are done.
 //
 // Tails: N % 16 == 0 and K % 64 == 0 are enough. A last column block partly past N copies only its
 // row blocks below N (the stores skip the others); a last stage partly past K copies only its tiles
@@ -105,7 +109,8 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
   constexpr int TK = 64 * TT;     // K per stage
   constexpr int NB = (TILE_M + 7) / 8;  // n8 token blocks
   constexpr int WPR = 8 / R;      // warps per row block
-  constexpr int RPL = TILE_M / 4;  // activation rows a producer lane copies
+  constexpr int CH = TT * 8;          // 16-byte chunks of one activation row in a stage
+  constexpr int CPL = (CH + 31) / 32;  // of them a producer lane copies per row
   constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
 
   extern __shared__ __align__(1024) unsigned char w4a16_ggemv_tma_smem_raw[];
@@ -151,23 +156,20 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     const T *a = static_cast<const T *>(p.a);
     const size_t e_bytes = (size_t)p.n * (size_t)p.k / 2;  // packed bytes of one expert
     const int groups = gshift == 30 ? 1 : p.k >> gshift;
-    const int ch = lane & 7;
-    const T *src[RPL];
-    uint32_t live = 0, ok_rows = 0;  // bit q: row lane / 8 + 4 q is in the chunk / has a valid token
-    w4a16_ggemv_tma_unit u = {0, 0, 0, 0};
+    // lane l < rc holds the token row of the unit's row l (-1: an index out of range, zero-filled);
+    // the next unit's are read when a unit starts, so no row-index load waits before a stage
+    const int first = (int)blockIdx.x;
+    w4a16_ggemv_tma_unit u = {0, 0, 0, 0}, u_next = w4a16_ggemv_tma_unit_of<R, TILE_M>(before, p.experts, first);
+    int tok = -1, tok_next = lane < u_next.rc ? w4a16_grouped_token(p, u_next.r0 + lane) : -1;
     const int total = my_units * n_st;
     for (int c = 0; c < total; ++c) {
       const int j = c / n_st, i = c - j * n_st;
-      if (i == 0) {  // the unit's rows: their token rows of A
-        u = w4a16_ggemv_tma_unit_of<R, TILE_M>(before, p.experts, (int)blockIdx.x + j * (int)gridDim.x);
-        live = ok_rows = 0;
-#pragma unroll
-        for (int q = 0; q < RPL; ++q) {
-          const int r = (lane >> 3) + 4 * q;
-          const int tok = r < u.rc ? w4a16_grouped_token(p, u.r0 + r) : -1;
-          src[q] = a + (tok >= 0 ? (int64_t)tok * p.lda : 0) + ch * 8;
-          if (r < u.rc) live |= 1u << q;
-          if (tok >= 0) ok_rows |= 1u << q;
+      if (i == 0) {
+        u = u_next;
+        tok = tok_next;
+        if (j + 1 < my_units) {
+          u_next = w4a16_ggemv_tma_unit_of<R, TILE_M>(before, p.experts, first + (j + 1) * (int)gridDim.x);
+          tok_next = lane < u_next.rc ? w4a16_grouped_token(p, u_next.r0 + lane) : -1;
         }
       }
       const uint32_t slot = (uint32_t)(c % STAGES);
@@ -190,17 +192,20 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
           if constexpr (ZP) w4a16_sm90::tma_load_2d(st + L.s_off + L.z_step, &tm_z, full, u.rb0 * 16, g0);
         }
       }
+      // the stage's TK columns of each row of the chunk: CH 16-byte chunks a row, chunk jc (tile jc / 8,
+      // its chunk jc % 8) by lane jc % 32, into line x TILE_M + r of the swizzled layout
       const int k0 = i * TK;
+      for (int r = 0; r < u.rc; ++r) {
+        const int tr = __shfl_sync(0xffffffffu, tok, r);
+        const T *row = a + (int64_t)(tr >= 0 ? tr : 0) * p.lda + k0;
 #pragma unroll
-      for (int x = 0; x < TT; ++x) {
-        const bool k_ok = k0 + 64 * x < p.k;
-#pragma unroll
-        for (int q = 0; q < RPL; ++q) {
-          if ((live >> q) & 1u) {
-            const uint32_t line = (uint32_t)(x * TILE_M + (lane >> 3) + 4 * q);
-            const bool ok = k_ok && ((ok_rows >> q) & 1u);
-            w4a16_cp_async16_zfill(st + L.a_off + line * 128u + (((uint32_t)ch ^ (line & 7u)) << 4),
-                                   ok ? src[q] + k0 + 64 * x : a, ok);
+        for (int y = 0; y < CPL; ++y) {
+          const int jc = lane + 32 * y;
+          if (CH % 32 == 0 || jc < CH) {
+            const uint32_t line = (uint32_t)((jc >> 3) * TILE_M + r);
+            const bool ok = tr >= 0 && k0 + 8 * jc < p.k;
+            w4a16_cp_async16_zfill(st + L.a_off + line * 128u + ((((uint32_t)jc & 7u) ^ (line & 7u)) << 4),
+                                   ok ? row + 8 * jc : a, ok);
           }
         }
       }
