@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -53,6 +54,14 @@ const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name) {
   return NULL;
 }
 
+/* struct_size of the first w4a16_grouped_gemm_args, which ended at status (flags read as 0) */
+#define GROUPED_ARGS_V1_SIZE offsetof(w4a16_grouped_gemm_args, flags)
+
+/* args->flags where the caller's struct has them, else 0 (a first-version struct ends before) */
+static unsigned grouped_flags(const w4a16_grouped_gemm_args *a) {
+  return a->struct_size >= offsetof(w4a16_grouped_gemm_args, flags) + sizeof a->flags ? a->flags : 0u;
+}
+
 /* the problem one expert poses (M = 0: the shape, stride and group checks without a row count) */
 static w4a16_problem expert_problem(const w4a16_grouped_gemm_args *a) {
   w4a16_problem p = {.m = 0, .n = a->n, .k = a->k, .lda = a->lda, .ldd = a->ldd, .group_size = a->group_size,
@@ -62,9 +71,14 @@ static w4a16_problem expert_problem(const w4a16_grouped_gemm_args *a) {
 
 w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *a) {
   if (!a) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "args is NULL");
-  if (a->struct_size != sizeof(w4a16_grouped_gemm_args))
-    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->struct_size = %zu is not sizeof(w4a16_grouped_gemm_args) = %zu",
-                      a->struct_size, sizeof(w4a16_grouped_gemm_args));
+  if (a->struct_size != sizeof(w4a16_grouped_gemm_args) && a->struct_size != GROUPED_ARGS_V1_SIZE)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE,
+                      "args->struct_size = %zu is neither sizeof(w4a16_grouped_gemm_args) = %zu nor the first "
+                      "version's %zu",
+                      a->struct_size, sizeof(w4a16_grouped_gemm_args), GROUPED_ARGS_V1_SIZE);
+  if (grouped_flags(a) & ~W4A16_GEMM_NO_PDL)
+    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->flags = 0x%x has bits other than W4A16_GEMM_NO_PDL (0x%x)",
+                      grouped_flags(a), W4A16_GEMM_NO_PDL);
   if (a->experts < 1 || a->experts > GROUPED_MAX_EXPERTS)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "experts = %" PRId64 " is out of range [1, %d]", a->experts,
                       GROUPED_MAX_EXPERTS);
@@ -307,7 +321,8 @@ w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16
       .lda = args->lda ? args->lda : args->k, .ldd = args->ldd ? args->ldd : args->n, .experts = (int)args->experts,
       .rows = (int)args->rows, .a_rows = args->row_index ? (int)args->a_rows : (int)args->rows, .n = (int)args->n,
       .k = (int)args->k, .group_size = args->group_size == 0 ? (int)args->k : args->group_size,
-      .offsets64 = args->offsets_type == W4A16_INDEX_INT64, .alpha = args->alpha, .sm_count = dev.sm_count};
+      .offsets64 = args->offsets_type == W4A16_INDEX_INT64, .alpha = args->alpha, .sm_count = dev.sm_count,
+      .no_pdl = (grouped_flags(args) & W4A16_GEMM_NO_PDL) != 0};
   int e = kernel->impl->grouped_launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();

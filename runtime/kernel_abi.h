@@ -76,6 +76,7 @@ struct w4a16_grouped_launch_params {
   int offsets64;
   float alpha;
   int sm_count;
+  int no_pdl;             /* W4A16_GEMM_NO_PDL: the launch without the programmatic attribute */
 };
 
 typedef int (*w4a16_grouped_launch_fn)(const struct w4a16_grouped_launch_params *p, void *stream);

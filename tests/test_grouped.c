@@ -67,6 +67,16 @@ static void test_args(void **state) {
   a.struct_size = 8;
   expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "struct_size = 8");
   a = base_args();
+  a.flags = 2;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "flags = 0x2");
+  /* the first version's struct ends before flags: accepted, its flags not read (the call gets as far
+     as the pointer checks) */
+  a.struct_size = offsetof(w4a16_grouped_gemm_args, flags);
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "A (args->a)");
+  a = base_args();
+  a.flags = W4A16_GEMM_NO_PDL;
+  expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "A (args->a)");
+  a = base_args();
   a.experts = 0;
   expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "experts = 0");
   a = base_args();
@@ -146,6 +156,7 @@ static void test_profile_args(void **state) {
     expect_profile(&b, want, needle); \
   } while (0)
   REFUSES(b.struct_size = 8, W4A16_STATUS_INVALID_VALUE, "struct_size = 8");
+  REFUSES(b.flags = 6, W4A16_STATUS_INVALID_VALUE, "flags = 0x6");
   REFUSES(b.experts = 0, W4A16_STATUS_INVALID_VALUE, "experts = 0");
   REFUSES(b.rows = -1, W4A16_STATUS_INVALID_SHAPE, "rows = -1");
   REFUSES(b.rows = 0, W4A16_STATUS_INVALID_SHAPE, "rows = 0"); /* launches nothing: nothing to time */
@@ -515,6 +526,7 @@ static void test_kernels(void **state) {
           if (filter() && fnmatch(filter(), k->name, 0) != 0) continue;
           int status = -1;
           ++ran;
+          a.flags = (i & 1) ? W4A16_GEMM_NO_PDL : 0u; /* both launch kinds in every form */
           if (!run_case(&g, &a, k, h_d, &status) || !check_output(&g, h_d, cases[ci].name, k->name) || status != 0) {
             if (status != 0) fprintf(stderr, "%s %s: status %d\n", k->name, cases[ci].name, status);
             ++failed;

@@ -435,6 +435,11 @@ typedef enum w4a16_index_type { W4A16_INDEX_INT32 = 0, W4A16_INDEX_INT64 = 1 } w
  *  row_scale    device float32 [rows], or NULL
  *  alpha        scale of every product
  *  status       device int, or NULL (see above)
+ *  flags        0, or W4A16_GEMM_NO_PDL: the launch in plain stream order, as w4a16_gemm_args.flags
+ *               (set it where the kernel before the call is not one of this library's, e.g. the
+ *               router's or the activation's torch kernels). Absent from the first version of this
+ *               struct, whose struct_size (offsetof(w4a16_grouped_gemm_args, flags)) is accepted and
+ *               reads as flags 0.
  */
 typedef struct w4a16_grouped_gemm_args {
   size_t struct_size;
@@ -453,6 +458,7 @@ typedef struct w4a16_grouped_gemm_args {
   void *d;
   float alpha;
   int *status;
+  unsigned flags; /* W4A16_GEMM_* bits */
 } w4a16_grouped_gemm_args;
 
 /** Number of grouped kernels compiled into this library (a table apart from w4a16_kernel_get's). */
@@ -467,8 +473,8 @@ W4A16_API const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name);
  * kernel's own rules; pointers are not looked at, no GPU needed). OK, or the status of the first
  * violated rule with a message (as w4a16_can_implement; NOT_SUPPORTED for a kernel that is not
  * grouped, and for a kernel of the Hopper form (family SM90) or of the TMA decode form (family
- * GEMV, schedule GEMV_TMA) with more than 256 experts; INVALID_VALUE for a bad struct_size, experts
- * or offsets_type).
+ * GEMV, schedule GEMV_TMA) with more than 256 experts; INVALID_VALUE for a bad struct_size, experts,
+ * offsets_type or flags).
  */
 W4A16_API w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kernel,
                                                    const w4a16_grouped_gemm_args *args);

@@ -90,11 +90,13 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
 def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int, a_rows: int,
                      group_size: int, mode: int, dtype: int, offsets64: bool, a: int, w: int,
                      scales: int, zeros: int, offsets: int, row_index: int, row_scale: int,
-                     d: int, alpha: float, status: int, stream: int, kernel: int = 0) -> None:
+                     d: int, alpha: float, status: int, stream: int, kernel: int = 0,
+                     flags: int = 0) -> None:
     """``w4a16_grouped_gemm(args, kernel, NULL, 0, stream)`` on device pointers (0 for NULL).
 
     kernel: a grouped kernel's descriptor address (``w4a16_grouped_kernel_get``), or 0 for the
-    library's heuristic choice. No grouped kernel needs a workspace.
+    library's heuristic choice. flags: ``w4a16_grouped_gemm_args.flags`` (0 or
+    :data:`w4a16._lib.GEMM_NO_PDL`). No grouped kernel needs a workspace.
     Asynchronous; the offsets are never read on the host.
 
     Raises:
@@ -103,7 +105,8 @@ def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int
     buf, addr = _args_buffer("grouped", GROUPED_ARGS_STRUCT.size)
     GROUPED_ARGS_STRUCT.pack_into(buf, 0, GROUPED_ARGS_STRUCT.size, experts, rows, n, k, lda, ldd,
                                   a_rows, group_size, mode, dtype, 1 if offsets64 else 0, a, w,
-                                  scales, zeros, offsets, row_index, row_scale, d, alpha, status)
+                                  scales, zeros, offsets, row_index, row_scale, d, alpha, status,
+                                  flags)
     st = lib().w4a16_grouped_gemm(addr, kernel or None, None, 0, stream or None)
     if st:
         check(st)

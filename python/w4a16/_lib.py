@@ -103,7 +103,7 @@ class GROUPED_ARGS(ctypes.Structure):
                 ("scales", ctypes.c_void_p), ("zeros", ctypes.c_void_p),
                 ("offsets", ctypes.c_void_p), ("row_index", ctypes.c_void_p),
                 ("row_scale", ctypes.c_void_p), ("d", ctypes.c_void_p), ("alpha", ctypes.c_float),
-                ("status", ctypes.c_void_p)]
+                ("status", ctypes.c_void_p), ("flags", ctypes.c_uint)]
 
 
 class CACHE_ENV(ctypes.Structure):
@@ -143,8 +143,9 @@ class PROFILE_RESULT(ctypes.Structure):
 GEMM_ARGS_STRUCT = struct.Struct("=5q5i4x6Qf4xQI4x")
 assert GEMM_ARGS_STRUCT.size == ctypes.sizeof(GEMM_ARGS)
 #: ``w4a16_grouped_gemm_args`` packed by :mod:`struct` (struct_size, 7 int64, 4 int, 8 pointers,
-#: alpha, padding, the status pointer); a test checks it against :class:`GROUPED_ARGS`.
-GROUPED_ARGS_STRUCT = struct.Struct("=Q7q4i8Qf4xQ")
+#: alpha, padding, the status pointer, flags and padding); a test checks it against
+#: :class:`GROUPED_ARGS`.
+GROUPED_ARGS_STRUCT = struct.Struct("=Q7q4i8Qf4xQI4x")
 assert GROUPED_ARGS_STRUCT.size == ctypes.sizeof(GROUPED_ARGS)
 
 _c = ctypes

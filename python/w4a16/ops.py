@@ -67,7 +67,8 @@ device (never read by the host: graph-safe); ``row_index`` int32 ``[R]`` or None
 ``a`` is in grouped order); ``row_scale`` float32 ``[R]`` or None; ``status`` int32 ``[1]``, or
 None: written by the kernel (0, or the W4A16_GROUPED_BAD_* bits of bad offsets or row indices,
 whose experts or rows are skipped). Returns ``[R, N]``; rows of no expert are left unwritten.
-No workspace.
+No workspace. Launched with :data:`GEMM_FLAGS` as the dense op (in a MoE layer the kernels before
+it are torch's: the router's sort and the activation).
 
 Errors: ``TypeError`` / ``ValueError`` name the argument and value (wrong dtype, device, shape,
 stride); :class:`w4a16.W4A16Error` carries the library's status and message (e.g. a misaligned
@@ -93,7 +94,7 @@ _SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? 
 
 _graph_ws: Dict[int, Tensor] = {}
 
-#: ``w4a16_gemm_args.flags`` of every ``gemm`` call: ``W4A16_GEMM_NO_PDL`` (see the module
+#: ``w4a16_gemm_args.flags`` of every ``gemm`` and ``grouped_gemm`` call: ``W4A16_GEMM_NO_PDL`` (see the module
 #: docstring). Read at each call (a CUDA graph keeps what its capture read); benchmarks set it to 0
 #: to time the programmatic launch (``bench/decode_bench.py --pdl``).
 GEMM_FLAGS: int = GEMM_NO_PDL
@@ -390,9 +391,9 @@ def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
             0 if status is None else status.data_ptr())
     if index != _current_device():
         with torch.cuda.device(index):
-            _gemm.grouped_gemm_raw(*args, _raw_stream(index))
+            _gemm.grouped_gemm_raw(*args, _raw_stream(index), flags=GEMM_FLAGS)
     else:
-        _gemm.grouped_gemm_raw(*args, _raw_stream(index))
+        _gemm.grouped_gemm_raw(*args, _raw_stream(index), flags=GEMM_FLAGS)
     return out
 
 

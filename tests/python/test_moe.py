@@ -33,10 +33,18 @@ def test_grouped_args_layout() -> None:
     offs = [getattr(_lib.GROUPED_ARGS, f).offset for f in fields]
     packed = _lib.GROUPED_ARGS_STRUCT
     assert packed.size == ctypes.sizeof(_lib.GROUPED_ARGS)
-    # the struct format's field offsets: Q, 7q, 4i, 8Q, f, pad, Q
+    # the struct format's field offsets: Q, 7q, 4i, 8Q, f, pad, Q, I, pad
     want = [0] + [8 + 8 * i for i in range(7)] + [64 + 4 * i for i in range(4)] + \
-        [80 + 8 * i for i in range(8)] + [144, 152]
+        [80 + 8 * i for i in range(8)] + [144, 152, 160]
     assert offs == want
+    vals = (packed.size, 8, 100, 256, 512, 512, 256, 50, 128, 1, 1, 0) + \
+        tuple(0x1000 * (i + 1) for i in range(8)) + (0.5, 0x9000, _lib.GEMM_NO_PDL)
+    buf = ctypes.create_string_buffer(packed.size)
+    packed.pack_into(buf, 0, *vals)
+    args = _lib.GROUPED_ARGS.from_buffer_copy(buf.raw)
+    assert (args.experts, args.rows, args.a_rows, args.alpha, args.status, args.flags) == \
+        (8, 100, 50, 0.5, 0x9000, _lib.GEMM_NO_PDL)
+    assert bytes(args) == buf.raw
 
 
 def test_fake_shapes() -> None:

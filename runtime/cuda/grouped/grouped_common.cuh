@@ -231,7 +231,8 @@ static __device__ __forceinline__ int w4a16_grouped_token(const w4a16_grouped_la
 // extra (the kernel's further parameters, if any): the dynamic shared-memory limit raised once per context where smem and the
 // kernel's 32 bytes of static shared memory pass 48 KB, the preferred shared-memory carveout set
 // where carveout >= 0 (percent), and programmatic stream serialization where the device's image of
-// the kernel was compiled for sm_90 or later (it then holds the wait).
+// the kernel was compiled for sm_90 or later (it then holds the wait) and the call did not ask for
+// plain stream order (p.no_pdl).
 template <class K, class... Extra>
 static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned long long> &attrs_ctx,
                                               std::atomic<int> (&pdl_cache)[64], dim3 grid, int threads, int smem,
@@ -241,7 +242,7 @@ static inline int w4a16_grouped_launch_kernel(K kernel, std::atomic<unsigned lon
     const cudaError_t e = w4a16_func_attr::set_once(kernel, attrs_ctx, smem + 64 > 48 * 1024 ? smem : 0, carveout);
     if (e != cudaSuccess) return (int)e;
   }
-  const bool pdl = w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits_cached(kernel, pdl_cache);
+  const bool pdl = !p.no_pdl && w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits_cached(kernel, pdl_cache);
   cudaLaunchAttribute at[1];
   at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[0].val.programmaticStreamSerializationAllowed = 1;

@@ -77,7 +77,7 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   if (err != cudaSuccess) return (int)err;
   auto kern = w4a16_sm90_kernel<T, C, false>;
   static std::atomic<int> pdl_cache[64];
-  const bool pdl = w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits_cached(kern, pdl_cache);
+  const bool pdl = !gp->no_pdl && w4a16_debug()->gemv_pdl && w4a16_kernel_image_waits_cached(kern, pdl_cache);
   const int sms = gp->sm_count > 0 ? gp->sm_count : 132;
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
