@@ -17,7 +17,12 @@ expert with rows (host-known counts; its selection per expert's M). The memory f
 (packed weights + scales of the experts with rows + A + D) / the card's stream bandwidth, measured
 in the same run: the faster of a device-to-device copy (bytes read + written) and a read-only sum. Prints a markdown table; --json FILE writes the rows.
 
-Usage: python3 bench/moe_bench.py [--json FILE] [--quick] [--tokens 1,4,16]
+The library's calls (grouped and dense) launch as the ops do by default, in plain stream order
+(``w4a16.ops.GEMM_FLAGS`` = ``W4A16_GEMM_NO_PDL``: in a model the kernels before them are torch's);
+``--pdl`` launches them programmatically instead (flags 0), as a chain of the library's own kernels
+runs, each one's launch and set-up under the end of the one before.
+
+Usage: python3 bench/moe_bench.py [--json FILE] [--quick] [--tokens 1,4,16] [--models M,...] [--pdl]
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Dict, List, Tuple
 
 import torch
 
-import w4a16  # noqa: F401  (registers torch.ops.w4a16)
+import w4a16  # registers torch.ops.w4a16; w4a16.ops.GEMM_FLAGS for --pdl
 from w4a16 import _gemm, _lib
 
 from graph_timing import graph_us
@@ -166,7 +171,8 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
                                        x.data_ptr(), qw[c].data_ptr(), sc[c].data_ptr(), 0,
                                        r["offs"].data_ptr(), r["idx"].data_ptr() if gather else 0,
                                        0 if gather else r["rs"].data_ptr(), out.data_ptr(), 1.0, 0,
-                                       torch.cuda.current_stream().cuda_stream, addr)
+                                       torch.cuda.current_stream().cuda_stream, addr,
+                                       w4a16.ops.GEMM_FLAGS)
             row["sweep"][name] = graph_us(lambda: [raw(c) for c in range(copies)], copies)
     del qw, sc, bw
     torch.cuda.empty_cache()
@@ -181,7 +187,11 @@ def main() -> None:
     ap.add_argument("--models", help="comma-separated model names")
     ap.add_argument("--sweep", action="store_true",
                     help="also time every grouped bf16 kernel that can run each problem")
+    ap.add_argument("--pdl", action="store_true",
+                    help="launch the library's calls programmatically (w4a16.ops.GEMM_FLAGS = 0)")
     args = ap.parse_args()
+    if args.pdl:
+        w4a16.ops.GEMM_FLAGS = 0
     tokens = [int(x) for x in args.tokens.split(",")] if args.tokens else \
         ([1, 16, 1024] if args.quick else TOKENS)
     kinds = ["uniform"] if args.quick else ["uniform", "zipf"]
@@ -191,7 +201,8 @@ def main() -> None:
     gbps = max(copy_gbps, read_gbps)  # the floor's bandwidth: the faster of the two streams
     print(f"device: {props.name}, {props.multi_processor_count} SMs, "
           f"L2 {props.L2_cache_size >> 20} MB; copy {copy_gbps:.0f} GB/s, read {read_gbps:.0f} "
-          f"GB/s (floor at {gbps:.0f}); torch {torch.__version__}")
+          f"GB/s (floor at {gbps:.0f}); torch {torch.__version__}; library calls "
+          f"{'programmatic' if args.pdl else 'in plain stream order'}")
     gen = torch.Generator().manual_seed(0)
     rows: List[Dict] = []
     print("| model | GEMM | T | routing | experts used | w4a16 us | floor frac | grouped_mm us | "
@@ -215,7 +226,8 @@ def main() -> None:
                               f"|  |  | {name.replace('w4a16_grouped_', '')} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": props.name, "copy_gbps": copy_gbps, "read_gbps": read_gbps,
+            json.dump({"device": props.name, "pdl": args.pdl, "copy_gbps": copy_gbps,
+                       "read_gbps": read_gbps,
                        "floor_gbps": gbps, "torch": torch.__version__,
                        "rows": rows}, f, indent=1)
 
