@@ -173,7 +173,10 @@ typedef struct grouped_launch {
 static w4a16_status launch_grouped(void *ctx, int copy, void *stream, char *msg, size_t cap) {
   const grouped_launch *gl = ctx;
   const grouped_timing *gt = gl->gt;
-  w4a16_grouped_gemm_args a = *gt->args;
+  /* the caller's struct_size bytes only (a first-version struct ends before flags; checked) */
+  w4a16_grouped_gemm_args a;
+  memset(&a, 0, sizeof a);
+  memcpy(&a, gt->args, gt->args->struct_size < sizeof a ? gt->args->struct_size : sizeof a);
   if (copy > 0) {
     const char *base = gt->rot + (size_t)(copy - 1) * gt->copy_bytes;
     a.w = base;

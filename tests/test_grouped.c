@@ -705,6 +705,21 @@ static void test_profile(void **state) {
     expect(w4a16_grouped_profile(&a, &opts, res, 1, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(got, 1);
     assert_int_equal(res[0].status, W4A16_STATUS_OK);
+    /* a first-version struct (ending before flags) in a buffer of just its size: profiled and run,
+       nothing read past it (the profiler copies struct_size bytes) */
+    const size_t v1 = offsetof(w4a16_grouped_gemm_args, flags);
+    unsigned char *old = malloc(v1);
+    memcpy(old, &a, v1);
+    const size_t v1_size = v1;
+    memcpy(old, &v1_size, sizeof v1_size); /* struct_size is the first field */
+    expect(w4a16_grouped_profile((const w4a16_grouped_gemm_args *)old, &opts, res, 1, &got), W4A16_STATUS_OK, NULL);
+    assert_int_equal(got, 1);
+    CUDA_OK(cudaMemset(g.d_d, 0xff, total * 2));
+    expect(w4a16_grouped_gemm((const w4a16_grouped_gemm_args *)old, NULL, NULL, 0, NULL), W4A16_STATUS_OK, NULL);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(h_d, g.d_d, total * 2, cudaMemcpyDeviceToHost));
+    assert_true(check_output(&g, h_d, "first-version args", "selected"));
+    free(old);
     free(h_d);
     gdata_free(&g);
     ++profiled;
