@@ -33,9 +33,13 @@ static w4a16_status check_pointers(const w4a16_gemm_args *a) {
     if (ptrs[i].ptr && misaligned(ptrs[i].ptr))
       return w4a16_fail(W4A16_STATUS_MISALIGNED, "%s pointer %p is not 16-byte aligned", ptrs[i].name, ptrs[i].ptr);
   if (a->alpha != a->alpha) return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "alpha is NaN");
-  if (a->flags & ~W4A16_GEMM_NO_PDL)
+  return w4a16_check_gemm_flags(a->flags);
+}
+
+w4a16_status w4a16_check_gemm_flags(unsigned flags) {
+  if (flags & ~W4A16_GEMM_NO_PDL)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->flags = 0x%x has bits other than W4A16_GEMM_NO_PDL (0x%x)",
-                      a->flags, W4A16_GEMM_NO_PDL);
+                      flags, W4A16_GEMM_NO_PDL);
   return W4A16_STATUS_OK;
 }
 

@@ -59,7 +59,7 @@ const w4a16_kernel_desc *w4a16_grouped_kernel_find(const char *name) {
 
 /* args->flags where the caller's struct has them, else 0 (a first-version struct ends before) */
 static unsigned grouped_flags(const w4a16_grouped_gemm_args *a) {
-  return a->struct_size >= offsetof(w4a16_grouped_gemm_args, flags) + sizeof a->flags ? a->flags : 0u;
+  return a->struct_size > GROUPED_ARGS_V1_SIZE ? a->flags : 0u;
 }
 
 /* the problem one expert poses (M = 0: the shape, stride and group checks without a row count) */
@@ -76,9 +76,8 @@ w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *a) {
                       "args->struct_size = %zu is neither sizeof(w4a16_grouped_gemm_args) = %zu nor the first "
                       "version's %zu",
                       a->struct_size, sizeof(w4a16_grouped_gemm_args), GROUPED_ARGS_V1_SIZE);
-  if (grouped_flags(a) & ~W4A16_GEMM_NO_PDL)
-    return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "args->flags = 0x%x has bits other than W4A16_GEMM_NO_PDL (0x%x)",
-                      grouped_flags(a), W4A16_GEMM_NO_PDL);
+  w4a16_status st = w4a16_check_gemm_flags(grouped_flags(a));
+  if (st != W4A16_STATUS_OK) return st;
   if (a->experts < 1 || a->experts > GROUPED_MAX_EXPERTS)
     return w4a16_fail(W4A16_STATUS_INVALID_VALUE, "experts = %" PRId64 " is out of range [1, %d]", a->experts,
                       GROUPED_MAX_EXPERTS);

@@ -66,6 +66,10 @@ int w4a16_plan_launch(const w4a16_kernel_desc *kernel, const w4a16_problem *prob
    where they number at least 0.45 x the SMs (W4A16_SM90_STREAMK_MIN_M overrides, debug.h). */
 int w4a16_stream_k_min_m(const w4a16_kernel_desc *kernel);
 
+/* args->flags of w4a16_gemm_args and w4a16_grouped_gemm_args: OK, or INVALID_VALUE naming bits other than
+   W4A16_GEMM_NO_PDL. */
+w4a16_status w4a16_check_gemm_flags(unsigned flags);
+
 /* Problem-level checks shared by every kernel (shape, strides, group size): OK or a status. */
 w4a16_status w4a16_check_problem(const w4a16_problem *problem);
 /* The same with M >= min_m: 0 where an empty product is a valid no-op (can_implement, the

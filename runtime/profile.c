@@ -173,10 +173,7 @@ typedef struct grouped_launch {
 static w4a16_status launch_grouped(void *ctx, int copy, void *stream, char *msg, size_t cap) {
   const grouped_launch *gl = ctx;
   const grouped_timing *gt = gl->gt;
-  /* the caller's struct_size bytes only (a first-version struct ends before flags; checked) */
-  w4a16_grouped_gemm_args a;
-  memset(&a, 0, sizeof a);
-  memcpy(&a, gt->args, gt->args->struct_size < sizeof a ? gt->args->struct_size : sizeof a);
+  w4a16_grouped_gemm_args a = *gt->args;
   if (copy > 0) {
     const char *base = gt->rot + (size_t)(copy - 1) * gt->copy_bytes;
     a.w = base;
@@ -216,6 +213,12 @@ w4a16_status w4a16_grouped_profile(const w4a16_grouped_gemm_args *args, const w4
   w4a16_status st = check_call(results, requested, returned, options, &o);
   if (st != W4A16_STATUS_OK) return st;
   if ((st = w4a16_grouped_check_args(args)) != W4A16_STATUS_OK) return st;
+  /* from here a whole struct: the caller's struct_size bytes (a first-version struct ends before
+     flags, which then read 0), so the launches can copy it */
+  w4a16_grouped_gemm_args whole;
+  memset(&whole, 0, sizeof whole);
+  memcpy(&whole, args, args->struct_size);
+  args = &whole;
   if (args->rows == 0)
     return w4a16_fail(W4A16_STATUS_INVALID_SHAPE, "rows = 0: the grouped GEMM launches nothing, there is nothing "
                                                   "to time");
