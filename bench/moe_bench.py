@@ -10,8 +10,10 @@ scores) or skewed (top-k drawn without replacement from a Zipf law over the expe
 
 Method (docs/DESIGN.md, Measuring): CUDA-graph replay of launches that cycle over copies of the
 weights and of the routing (the copies together span more than 4x the L2, so the weights stream
-from HBM), warm-up, the median of timed replays (bench/graph_timing.py). w4a16: the library's
-heuristic choice (group 128, bf16). torch._grouped_mm: bf16 weights [E, K, N] (column-major views
+from HBM), warm-up, the median of timed replays (bench/graph_timing.py, compare_us: the graphs of a
+problem, w4a16, torch._grouped_mm, the dense loop and with --sweep each grouped kernel, captured
+once and timed in turn in three rounds, the lowest round of each). w4a16: the library's heuristic
+choice (group 128, bf16). torch._grouped_mm: bf16 weights [E, K, N] (column-major views
 of [E, N, K]), A already in grouped order, int32 cumulative offsets. Dense loop: w4a16.ops.gemm per
 expert with rows (host-known counts; its selection per expert's M). The memory floor of a problem is
 (packed weights + scales of the experts with rows + A + D) / the card's stream bandwidth, measured
@@ -37,7 +39,7 @@ import torch
 import w4a16  # registers torch.ops.w4a16; w4a16.ops.GEMM_FLAGS for --pdl
 from w4a16 import _gemm, _lib
 
-from graph_timing import graph_us
+from graph_timing import compare_us, graph_us
 
 MODELS = {"Mixtral-8x7B": (8, 2, 4096, 14336), "Qwen3-30B-A3B": (128, 8, 2048, 768),
           "DeepSeek-V2-Lite": (64, 6, 2048, 1408)}
@@ -146,24 +148,14 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
 
     row = {"model": model, "gemm": which, "tokens": t, "routing": kind, "experts": e, "n": n,
            "k": k, "rows": rows, "copies": copies}
-    row["w4a16_us"] = graph_us(lambda: [w4(c) for c in range(copies)], copies)
-    try:
-        row["grouped_mm_us"] = graph_us(lambda: [gmm(c) for c in range(copies)], copies)
-    except RuntimeError as exc:  # torch without _grouped_mm for this device / dtype
-        row["grouped_mm_us"] = float("nan")
+    fns = {"w4a16": lambda: [w4(c) for c in range(copies)],
+           "loop": lambda: [loop(c) for c in range(copies)]}
+    try:  # torch without _grouped_mm for this device / dtype: NaN and the error in the row
+        gmm(0)
+        fns["grouped_mm"] = lambda: [gmm(c) for c in range(copies)]
+    except RuntimeError as exc:
         row["grouped_mm_error"] = str(exc)[:200]
-    row["loop_us"] = graph_us(lambda: [loop(c) for c in range(copies)], copies)
-    used = sum(sum(1 for cnt in r["counts"] if cnt) for r in rt) / copies
-    a_bytes = (t if gather else rows) * k * 2
-    floor_bytes = used * (n * k // 2 + (k // GROUP) * n * 2) + a_bytes + rows * n * 2
-    row["experts_used"] = used
-    row["floor_us"] = floor_bytes / (gbps * 1e9) * 1e6
-    row["floor_frac"] = row["floor_us"] / row["w4a16_us"]
-    row["vs_grouped_mm"] = row["grouped_mm_us"] / row["w4a16_us"]
-    row["vs_loop"] = row["loop_us"] / row["w4a16_us"]
-    row["kernel"] = chosen_kernel(e, rows, n, k, t, rt[0]["idx"].data_ptr() if gather else 0)
     if sweep:  # every grouped kernel named, through the raw call
-        row["sweep"] = {}
         for name, addr in candidates(e, rows, n, k, t):
             def raw(c: int, addr: int = addr) -> None:
                 r = rt[c]
@@ -173,7 +165,22 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
                                        0 if gather else r["rs"].data_ptr(), out.data_ptr(), 1.0, 0,
                                        torch.cuda.current_stream().cuda_stream, addr,
                                        w4a16.ops.GEMM_FLAGS)
-            row["sweep"][name] = graph_us(lambda: [raw(c) for c in range(copies)], copies)
+            fns["sweep:" + name] = lambda raw=raw: [raw(c) for c in range(copies)]
+    us = compare_us(fns, copies)
+    row["w4a16_us"] = us["w4a16"]
+    row["grouped_mm_us"] = us.get("grouped_mm", float("nan"))
+    row["loop_us"] = us["loop"]
+    used = sum(sum(1 for cnt in r["counts"] if cnt) for r in rt) / copies
+    a_bytes = (t if gather else rows) * k * 2
+    floor_bytes = used * (n * k // 2 + (k // GROUP) * n * 2) + a_bytes + rows * n * 2
+    row["experts_used"] = used
+    row["floor_us"] = floor_bytes / (gbps * 1e9) * 1e6
+    row["floor_frac"] = row["floor_us"] / row["w4a16_us"]
+    row["vs_grouped_mm"] = row["grouped_mm_us"] / row["w4a16_us"]
+    row["vs_loop"] = row["loop_us"] / row["w4a16_us"]
+    row["kernel"] = chosen_kernel(e, rows, n, k, t, rt[0]["idx"].data_ptr() if gather else 0)
+    if sweep:
+        row["sweep"] = {name[6:]: v for name, v in us.items() if name.startswith("sweep:")}
     del qw, sc, bw
     torch.cuda.empty_cache()
     return row
