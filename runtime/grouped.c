@@ -21,13 +21,24 @@
 /* the experts of the unit table of the Hopper form (Cfg::kMaxExperts, sm90/sm90_config.cuh) and of
    the TMA decode form (W4A16_GGEMV_TMA_MAX_EXPERTS, grouped/grouped_gemv_tma.cuh) */
 #define GROUPED_TABLE_MAX_EXPERTS 256
-/* the Hopper form above this many rows a used expert (below, the sm80-class form's 32-token tile
-   wastes less: H100, bench/moe_bench.py --sweep, 16 rows an expert 1.5x faster than the Hopper
-   form's best); its token tile 128 (64 to 256 rows an expert: 128x128x128 ahead of 128x64x128 and
-   128x256x64 by 3-40 %), without a row index 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024
-   rows an expert: 0.99x the time of 128; with the row gather 1.24x, whose warps feed 256 tokens worst) */
+/* The Hopper form above GROUPED_SM90_MIN_ROWS rows a used expert (below, the sm80-class form's
+   32-token tile wastes less on small experts: H100, bench/moe_bench.py --sweep, Qwen3-30B-A3B at 16
+   rows an expert 0.78-0.90x the Hopper form's time on uniform routing), and from
+   GROUPED_SM90_MIN_ROWS_BIG rows on where one expert's packed weights pass GROUPED_L2_EXPERT_BYTES:
+   an expert with more rows than a token tile reads its weights once a tile, from HBM once they
+   outgrow the L2, so on skewed routing the 64-token tile reads Mixtral's experts fewer times
+   (Mixtral at 16 rows an expert, Zipf routing: 0.77-0.91x the sm80-class 32-token tile's time;
+   uniform 0.99-1.03x). Its token tile: 64 up to GROUPED_SM90_NARROW_ROWS rows an expert (Mixtral
+   at 64: 0.67-0.95x the 128-token tile's time, but for down on uniform routing 1.03x), 128 of K a
+   stage where the gather warps feed it and 256 without (Mixtral: 0.89-0.96x the other depth's time
+   each); 128 above; without a row index 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024
+   rows an expert: 0.99x the time of 128; with the row gather 1.24x, whose warps feed 256 tokens
+   worst). */
 #define GROUPED_SM90_MIN_ROWS 32
+#define GROUPED_SM90_MIN_ROWS_BIG 16
+#define GROUPED_SM90_NARROW_ROWS 64
 #define GROUPED_SM90_WIDE_ROWS 512
+#define GROUPED_L2_EXPERT_BYTES (16.0 * 1024 * 1024)
 
 size_t w4a16_grouped_kernel_count(void) {
   size_t n;
@@ -202,9 +213,15 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
     return 2000.0 + kd->tile_n;
   }
   if (kd->family == W4A16_FAMILY_SM90) {
-    if (per_expert <= GROUPED_SM90_MIN_ROWS) return (decode ? 2e6 : 5000.0) + kd->tile_m;
-    const double want = !a->row_index && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0 : 128.0;
-    return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) + kd->tile_n / 1024.0;
+    const int big = (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
+    if (decode || (big ? per_expert < GROUPED_SM90_MIN_ROWS_BIG : per_expert <= GROUPED_SM90_MIN_ROWS))
+      return (decode ? 2e6 : 5000.0) + kd->tile_m;
+    const double want = per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
+                        : !a->row_index && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
+                                                                                 : 128.0;
+    const int want_k = want == 64.0 ? (a->row_index ? 128 : 256) : kd->tile_k;
+    return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) +
+           (kd->tile_k == want_k ? 0.0 : 10.0) + kd->tile_n / 1024.0;
   }
   /* sm80-class tensor-core: the token tile nearest the rows an expert (padding against reuse), then
      the column tile that fills the SMs */

@@ -251,11 +251,29 @@ static void test_heuristic(void **state) {
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
     assert_int_equal(out[0]->tile_m, 128);
-    /* 16 rows an expert: the sm80-class form's tile of 32 tokens */
+    /* 64 rows an expert: the 64-token tile, 128 of K a stage with the gather warps, 256 without */
+    a.rows = 512;
+    expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+    assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
+    assert_int_equal(out[0]->tile_m, 64);
+    assert_int_equal(out[0]->tile_k, 128);
+    a.row_index = NULL;
+    expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+    assert_int_equal(out[0]->tile_m, 64);
+    if (w4a16_grouped_kernel_find("w4a16_grouped_sm90_bf16_u4_fgs_128x64x256_1x1x1_cooperative"))
+      assert_int_equal(out[0]->tile_k, 256);
+    /* 16 rows an expert: the sm80-class form's tile of 32 tokens on small experts; the Hopper form's
+       64 on experts whose weights outgrow the L2 (Mixtral's gate and up: 28672 x 4096) */
     a.rows = 128;
+    a.row_index = index_marker;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
     assert_int_equal(out[0]->tile_m, 32);
+    a.n = 28672;
+    a.k = 4096;
+    expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
+    assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
+    assert_int_equal(out[0]->tile_m, 64);
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
      blocks): Mixtral's down at one token (two experts, long K) 32 rows, and at four tokens too (8

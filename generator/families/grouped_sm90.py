@@ -20,8 +20,9 @@ ARCH = Arch.SM90A
 TEMPLATE = "grouped_sm90_kernel.cu.j2"
 
 # (tile_n, tile_m, tile_k): the token tiles of the dense family's large-M tiles, one per regime of
-# rows per expert (64, 128, 256 and more)
-TILES = ((128, 64, 128), (128, 128, 128), (128, 256, 64))
+# rows per expert (64, 128, 256 and more); at 64 tokens two depths, 128 of K with the row gather
+# (its warps feed a stage of 128 sooner) and 256 without (half the stage barriers a byte)
+TILES = ((128, 64, 128), (128, 64, 256), (128, 128, 128), (128, 256, 64))
 DEFAULT = set(TILES)
 
 
