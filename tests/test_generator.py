@@ -94,6 +94,20 @@ class GeneratorTest(unittest.TestCase):
                 if not ok:
                     self.assertTrue(why, c.name)
 
+    def test_grouped_sm90_no_scale_chunks(self):
+        # the grouped Hopper form's Cfg static_assert: tile_k 256 at 16 to 32 tokens copies scale rows
+        # in chunks, which the grouped walk does not; 64 tokens at tile_k 256 is a default tile
+        from generator.families import grouped_sm90
+        from generator.model import DType, QuantMode
+        for mode in QuantMode:
+            for tm in (16, 32):
+                ok, why = grouped_sm90.is_valid(grouped_sm90.config(DType.BF16, mode, 128, tm, 256))
+                self.assertFalse(ok, (mode, tm))
+                self.assertIn("scale chunks", why)
+            ok, why = grouped_sm90.is_valid(grouped_sm90.config(DType.BF16, mode, 128, 64, 256))
+            self.assertTrue(ok, why)
+            self.assertEqual(grouped_sm90.scale_chunk(grouped_sm90.config(DType.BF16, mode, 128, 32, 128)), 1)
+
     def test_sm90_consumer_warpgroups(self):
         # four consumer warpgroups: cooperative only, 640 threads, 64 rows each (tile_n 256), the
         # "_wg4" suffix; two: 384 threads, no suffix; the default set holds the four only for 256x32x128

@@ -31,18 +31,39 @@ def name(dtype, mode, tn, tm, tk):
                                      Schedule.COOPERATIVE.value)
 
 
-def enumerate():
+def config(dtype, mode, tn, tm, tk):
+    """The grouped Hopper kernel of one tile: the sm90 family's stages and shared memory for a
+    cooperative 1x1x1 kernel with the grouped form's table."""
     sched = Schedule.COOPERATIVE
+    stages = sm90.stages_for(mode, tn, tm, tk, sched, 2, grouped=True)
+    return Config(name=name(dtype, mode, tn, tm, tk), family=FAMILY, arch=ARCH, dtype=dtype, mode=mode,
+                  tile_n=tn, tile_m=tm, tile_k=tk, schedule=sched, stages=stages, split_k=1,
+                  threads=sm90.threads(2),
+                  smem_bytes=sm90.smem_bytes(mode, tn, tm, tk, sched, stages, 2, grouped=True),
+                  n_multiple=16, k_multiple=64, template=TEMPLATE, grouped=True)
+
+
+def enumerate():
     for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, TILES):
-        stages = sm90.stages_for(mode, tn, tm, tk, sched, 2, grouped=True)
-        yield Config(name=name(dtype, mode, tn, tm, tk), family=FAMILY, arch=ARCH, dtype=dtype, mode=mode,
-                     tile_n=tn, tile_m=tm, tile_k=tk, schedule=sched, stages=stages, split_k=1,
-                     threads=sm90.threads(2),
-                     smem_bytes=sm90.smem_bytes(mode, tn, tm, tk, sched, stages, 2, grouped=True),
-                     n_multiple=16, k_multiple=64, template=TEMPLATE, grouped=True)
+        yield config(dtype, mode, tn, tm, tk)
+
+
+def scale_chunk(c):
+    """Mirror of Cfg::kScaleChunk (sm90/sm90_config.cuh): the k-blocks whose scale rows one copy
+    brings, more than 1 only for tile_k 256 at 16 to 32 tokens."""
+    if not (c.tile_k == 256 and 16 <= c.tile_m <= 32):
+        return 1
+    chunk = 4
+    while chunk >= 2 and not (chunk <= c.stages - 1 and c.stages % chunk != 0):
+        chunk -= 1
+    return max(chunk, 1)
 
 
 def is_valid(c):
+    """The sm90 family's rules and Cfg's grouped static_assert: no scale chunks (the grouped walk
+    copies a unit's scale rows a k-block at a time)."""
+    if scale_chunk(c) != 1:
+        return False, "grouped form: no scale chunks (tile_k 256 at 16 to 32 tokens takes them)"
     return sm90.is_valid(c)
 
 
