@@ -495,10 +495,11 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * min(E, rows)): on sm_90a its TMA schedule (token tile 8, 64-row column blocks; 128 where K is a
  * multiple of 256 but not of 512 and the units fill the CTAs, 32 where K >= 4096 and the 64-row
  * units fall unevenly on the CTAs), elsewhere the cp.async one (its tile by the CTAs it gives);
- * above 32 rows a used expert the Hopper tensor-core
- * form (family SM90, sm_90a: token tile 128, or 256 from 512 rows a used expert without a row
- * index); else the sm80-class tensor-core form (family SM80), its token tile by the rows a used
- * expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
+ * above 32 rows a used expert, and from 16 where one expert's packed weights (N K / 2 bytes) pass
+ * 16 MB, the Hopper tensor-core form (family SM90, sm_90a: token tile 64 up to 64 rows a used
+ * expert, tile_k 128 with a row index and 256 without; 128 above; 256 from 512 rows a used expert
+ * without a row index); else the sm80-class tensor-core form (family SM80), its token tile by the
+ * rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
  * the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args; *returned 0).
  */
 W4A16_API w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, int sm_count,
