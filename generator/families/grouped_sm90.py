@@ -56,7 +56,7 @@ def scale_chunk(c):
     chunk = 4
     while chunk >= 2 and not (chunk <= c.stages - 1 and c.stages % chunk != 0):
         chunk -= 1
-    return max(chunk, 1)
+    return chunk
 
 
 def is_valid(c):
