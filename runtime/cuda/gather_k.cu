@@ -65,23 +65,6 @@ w4a16_gather_k_kernel(const uint16_t *__restrict__ a, int64_t lda, const int32_t
 extern "C" int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
                                      int64_t ldo, int sm_count, int pdl_allowed, void *stream) {
   static std::atomic<int> image_waits[64];
-  const bool pdl = pdl_allowed && w4a16_kernel_image_waits_cached(w4a16_gather_k_kernel, image_waits);
-  const int64_t vecs = m * (k / 8);
-  int64_t blocks = (vecs + kGatherThreads - 1) / kGatherThreads;
-  const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;  // grid-stride beyond 8 waves of CTAs
-  if (blocks > cap) blocks = cap;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3((unsigned)blocks, 1, 1);
-  cfg.blockDim = dim3(kGatherThreads, 1, 1);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = (cudaStream_t)stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  cudaError_t e = cudaLaunchKernelEx(&cfg, w4a16_gather_k_kernel, (const uint16_t *)a, lda, perm, m, k,
-                                     (uint16_t *)out, ldo);
-  if (e == cudaSuccess) e = cudaGetLastError();
-  return (int)e;
+  return w4a16_launch_grid_stride(w4a16_gather_k_kernel, image_waits, m * (k / 8), kGatherThreads, sm_count,
+                                  pdl_allowed, stream, (const uint16_t *)a, lda, perm, m, k, (uint16_t *)out, ldo);
 }

@@ -58,6 +58,35 @@ static inline bool w4a16_kernel_image_waits_cached(K kernel, std::atomic<int> (&
   return state == 2;
 }
 
+// Enqueues a grid-stride copy kernel over `items` work items (one a thread) of blocks of `threads`:
+// ceil(items / threads) blocks, at most 8 an SM of sm_count (the rest by the stride), with
+// programmatic stream serialization where pdl_allowed is set and the device's image of the kernel
+// holds the wait (image_waits: the kernel's w4a16_kernel_image_waits_cached cache); returns the
+// launch's cudaError_t as int.
+template <class K, class... Args>
+static inline int w4a16_launch_grid_stride(K kernel, std::atomic<int> (&image_waits)[64], int64_t items,
+                                           int threads, int sm_count, int pdl_allowed, void *stream,
+                                           const Args &...args) {
+  const bool pdl = pdl_allowed && w4a16_kernel_image_waits_cached(kernel, image_waits);
+  int64_t blocks = (items + threads - 1) / threads;
+  const int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * 8;
+  if (blocks > cap) blocks = cap;
+  if (blocks < 1) blocks = 1;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+  cfg.blockDim = dim3((unsigned)threads, 1, 1);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = (cudaStream_t)stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, args...);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  return (int)e;
+}
+
 // The split-K reduction of common/splitk.cuh (same order z = 0, 1, ..., same bits), launched as a
 // programmatic dependent of the GEMM: its launch overlaps the GEMM and it waits (griddepcontrol.wait)
 // for the GEMM's partials before reading them. With `early` it lets its own dependent (the next
