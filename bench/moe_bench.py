@@ -155,7 +155,9 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
         fns["grouped_mm"] = lambda: [gmm(c) for c in range(copies)]
     except RuntimeError as exc:
         row["grouped_mm_error"] = str(exc)[:200]
-    if sweep:  # every grouped kernel named, through the raw call
+    if sweep:  # every grouped kernel named, through the raw call (with the workspace of those that
+        # gather the rows first, w4a16_grouped_gemm_workspace_size: rows x K x 2 bytes)
+        ws = torch.empty(rows * k * 2 + 256 if gather else 1, dtype=torch.uint8, device="cuda")
         for name, addr in candidates(e, rows, n, k, t):
             def raw(c: int, addr: int = addr) -> None:
                 r = rt[c]
@@ -164,7 +166,7 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
                                        r["offs"].data_ptr(), r["idx"].data_ptr() if gather else 0,
                                        0 if gather else r["rs"].data_ptr(), out.data_ptr(), 1.0, 0,
                                        torch.cuda.current_stream().cuda_stream, addr,
-                                       w4a16.ops.GEMM_FLAGS)
+                                       w4a16.ops.GEMM_FLAGS, ws.data_ptr(), ws.numel())
             fns["sweep:" + name] = lambda raw=raw: [raw(c) for c in range(copies)]
     us = compare_us(fns, copies)
     row["w4a16_us"] = us["w4a16"]

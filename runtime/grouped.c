@@ -31,9 +31,16 @@
    uniform 0.99-1.03x). Its token tile: 64 up to GROUPED_SM90_NARROW_ROWS rows an expert (Mixtral
    at 64: 0.67-0.95x the 128-token tile's time, but for down on uniform routing 1.03x), 128 of K a
    stage where the gather warps feed it and 256 without (Mixtral: 0.89-0.96x the other depth's time
-   each); 128 above; without a row index 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024
-   rows an expert: 0.99x the time of 128; with the row gather 1.24x, whose warps feed 256 tokens
-   worst). */
+   each); 128 above; 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024 rows an expert: 0.99x
+   the time of 128; with the in-kernel row gather 1.24x, whose warps feed 256 tokens worst, so with a
+   row index on rows gathered first: GROUPED_GATHER_FIRST_TILE). */
+/* The Hopper form's kernels of a token tile of at least GROUPED_GATHER_FIRST_TILE rows take a row
+   index by gathering A into the workspace first (runtime/cuda/gather_rows.cu) and then reading it
+   in grouped order by the activation map, where the workspace has room (grouped_gather_bytes): the
+   gather warps feed that tile worst (see above), and the separate gather costs one more pass over
+   the gathered rows (read and written once: at Mixtral's gate_up at T = 4096, 64 MB each way, about
+   40 us at the stream bandwidth against a GEMM of about 3 ms). */
+#define GROUPED_GATHER_FIRST_TILE 256
 #define GROUPED_SM90_MIN_ROWS 32
 #define GROUPED_SM90_MIN_ROWS_BIG 16
 #define GROUPED_SM90_NARROW_ROWS 64
@@ -122,12 +129,33 @@ w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kd, const w4a1
   return w4a16_can_implement(&dense, &p);
 }
 
+/* Whether kd gathers A through args' row index before it runs (GROUPED_GATHER_FIRST_TILE) */
+static int gathers_first(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *a) {
+  return a->row_index && kd->family == W4A16_FAMILY_SM90 && kd->tile_m >= GROUPED_GATHER_FIRST_TILE;
+}
+
+/* The workspace of the gathered rows: rows x K elements of 2 bytes, rounded up to 256 bytes */
+static size_t grouped_gather_bytes(const w4a16_grouped_gemm_args *a) {
+  return ((size_t)a->rows * (size_t)a->k * 2u + 255u) / 256u * 256u;
+}
+
+/* The rows a used expert averages: rows / min(E, rows) (at least 1) */
+static double rows_per_expert(const w4a16_grouped_gemm_args *a) {
+  const int64_t used = a->experts < a->rows ? a->experts : (a->rows > 0 ? a->rows : 1);
+  return (double)(a->rows > 0 ? a->rows : 1) / (double)used;
+}
+
 w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *args,
                                                size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
   *bytes = 0;
   w4a16_status st = kd ? w4a16_grouped_can_implement(kd, args) : w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
+  /* kernel NULL: what the selection may pick on any device (the rule's 256-token tile, which the
+     device then may lack) */
+  if (kd ? gathers_first(kd, args)
+         : args->row_index && rows_per_expert(args) >= GROUPED_SM90_WIDE_ROWS)
+    *bytes = grouped_gather_bytes(args);
   w4a16_clear_error();
   return W4A16_STATUS_OK; /* no grouped kernel splits K */
 }
@@ -173,10 +201,12 @@ static w4a16_status runs_here(const w4a16_kernel_desc *kd, const w4a16_device_in
   return W4A16_STATUS_OK;
 }
 
-/* rank key of kd for args (smaller first): the rule of w4a16_grouped_heuristic_query */
-static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *a, int sm_count) {
+/* rank key of kd for args (smaller first): the rule of w4a16_grouped_heuristic_query; gather_room:
+   the workspace holds the gathered rows (grouped_gather_bytes) */
+static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *a, int sm_count,
+                           int gather_room) {
   const int64_t used = a->experts < a->rows ? a->experts : (a->rows > 0 ? a->rows : 1);
-  const double per_expert = (double)(a->rows > 0 ? a->rows : 1) / (double)used;
+  const double per_expert = rows_per_expert(a);
   const int decode = per_expert <= GROUPED_DECODE_ROWS;
   if (kd->family == W4A16_FAMILY_GEMV && kd->schedule == W4A16_SCHEDULE_GEMV_TMA) {
     /* the TMA decode form (sm_90) ahead of the cp.async one: token tile 8 (4 measured no faster at
@@ -217,7 +247,7 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
     if (decode || (big ? per_expert < GROUPED_SM90_MIN_ROWS_BIG : per_expert <= GROUPED_SM90_MIN_ROWS))
       return (decode ? 2e6 : 5000.0) + kd->tile_m;
     const double want = per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
-                        : !a->row_index && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
+                        : (!a->row_index || gather_room) && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
                                                                                  : 128.0;
     const int want_k = want == 64.0 ? (a->row_index ? 128 : 256) : kd->tile_k;
     return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) +
@@ -232,8 +262,8 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   return (decode ? 1e6 : 3000.0) + 100.0 * tile_cost + 10.0 * fill + kd->tile_n / 1024.0;
 }
 
-static w4a16_status query(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int requested,
-                          const w4a16_kernel_desc *out[], int *returned) {
+static w4a16_status query(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int gather_room,
+                          int requested, const w4a16_kernel_desc *out[], int *returned) {
   size_t count;
   const w4a16_kernel_desc *table = w4a16_grouped_registry_table(&count);
   int n = 0;
@@ -243,7 +273,7 @@ static w4a16_status query(const w4a16_grouped_gemm_args *args, const w4a16_devic
     const w4a16_kernel_desc *kd = &table[i];
     if (w4a16_grouped_can_implement(kd, args) != W4A16_STATUS_OK) continue;
     if (dev->cc && runs_here(kd, dev) != W4A16_STATUS_OK) continue;
-    const double k = grouped_rank(kd, args, dev->sm_count);
+    const double k = grouped_rank(kd, args, dev->sm_count, gather_room);
     int j = n < 64 ? n++ : 64;
     if (j == 64) {
       if (k >= key[63]) continue;
@@ -283,7 +313,7 @@ w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, 
   } else {
     dev.sm_count = sm_count; /* a device described, not asked: every architecture's kernels rank */
   }
-  return query(args, &dev, requested, out, returned);
+  return query(args, &dev, 1, requested, out, returned);
 }
 
 static int misaligned(const void *p, uintptr_t to) { return ((uintptr_t)p & (to - 1)) != 0; }
@@ -311,8 +341,6 @@ w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *a) {
 
 w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16_kernel_desc *kernel, void *workspace,
                                 size_t workspace_bytes, void *stream) {
-  (void)workspace;
-  (void)workspace_bytes; /* no grouped kernel needs any (w4a16_grouped_gemm_workspace_size) */
   w4a16_status st = kernel ? w4a16_grouped_can_implement(kernel, args) : w4a16_grouped_check_args(args);
   if (st != W4A16_STATUS_OK) return st;
   if (args->rows == 0) {
@@ -322,14 +350,24 @@ w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16
   if ((st = w4a16_grouped_check_pointers(args)) != W4A16_STATUS_OK) return st;
   w4a16_device_info dev;
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
+  const int gather_room = args->row_index && workspace && workspace_bytes >= grouped_gather_bytes(args);
   if (!kernel) {
     const w4a16_kernel_desc *best[1];
     int got = 0;
-    if ((st = query(args, &dev, 1, best, &got)) != W4A16_STATUS_OK) return st;
+    if ((st = query(args, &dev, gather_room, 1, best, &got)) != W4A16_STATUS_OK) return st;
     kernel = best[0];
   } else if ((st = runs_here(kernel, &dev)) != W4A16_STATUS_OK) {
     return st;
+  } else if (gathers_first(kernel, args) && !gather_room) {
+    return w4a16_fail(W4A16_STATUS_WORKSPACE_TOO_SMALL,
+                      "kernel %s gathers the %" PRId64 " rows through the row index into %zu bytes of workspace, "
+                      "got %zu%s",
+                      kernel->name, args->rows, grouped_gather_bytes(args), workspace ? workspace_bytes : 0,
+                      workspace ? "" : " (NULL)");
   }
+  const int gather_first = gather_room && gathers_first(kernel, args);
+  if (gather_first && misaligned(workspace, 16))
+    return w4a16_fail(W4A16_STATUS_MISALIGNED, "workspace pointer %p is not 16-byte aligned", workspace);
   struct w4a16_grouped_launch_params lp = {
       .a = args->a, .w = args->w, .scales = args->scales,
       .zeros = args->mode == W4A16_FINEGRAINED_SCALE_AND_ZEROS ? args->zeros : NULL, .offsets = args->offsets,
@@ -339,6 +377,17 @@ w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16
       .k = (int)args->k, .group_size = args->group_size == 0 ? (int)args->k : args->group_size,
       .offsets64 = args->offsets_type == W4A16_INDEX_INT64, .alpha = args->alpha, .sm_count = dev.sm_count,
       .no_pdl = (grouped_flags(args) & W4A16_GEMM_NO_PDL) != 0};
+  if (gather_first) {
+    /* A in grouped order into the workspace, then the kernel on it; the row index stays for the
+       status word. The kernel follows one of this library's, so it may launch programmatically. */
+    int e = w4a16_gather_rows_launch(args->a, lp.lda, args->row_index, lp.rows, lp.a_rows, lp.k, workspace,
+                                     dev.sm_count, !lp.no_pdl, stream);
+    if (e != 0) return w4a16_fail_cuda(e, "w4a16_gather_rows launch");
+    lp.a = workspace;
+    lp.lda = lp.k;
+    lp.a_gathered = 1;
+    lp.no_pdl = 0;
+  }
   int e = kernel->impl->grouped_launch(&lp, stream);
   if (e != 0) return w4a16_fail_cuda(e, kernel->name);
   w4a16_clear_error();

@@ -96,4 +96,10 @@ w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *args);
 int w4a16_gather_k_launch(const void *a, int64_t lda, const int32_t *perm, int64_t m, int k, void *out,
                           int64_t ldo, int sm_count, int pdl, void *stream);
 
+/* runtime/cuda/gather_rows.cu: out[r, :] = a[row_index[r], :] for r < rows, out [rows, K] dense (the
+   grouped GEMM's row gather before a kernel that does not gather itself); an index outside [0,
+   a_rows) writes a zero row; returns the launch's cudaError_t as int; pdl as w4a16_gather_k_launch. */
+int w4a16_gather_rows_launch(const void *a, int64_t lda, const int32_t *row_index, int64_t rows, int a_rows, int k,
+                             void *out, int sm_count, int pdl, void *stream);
+
 #endif

@@ -77,6 +77,9 @@ struct w4a16_grouped_launch_params {
   float alpha;
   int sm_count;
   int no_pdl;             /* W4A16_GEMM_NO_PDL: the launch without the programmatic attribute */
+  /* 1: the runtime gathered A into grouped order (runtime/cuda/gather_rows.cu; a is [rows, lda]):
+     the kernel reads A without the row index, which only its status word checks */
+  int a_gathered;
 };
 
 typedef int (*w4a16_grouped_launch_fn)(const struct w4a16_grouped_launch_params *p, void *stream);

@@ -243,20 +243,33 @@ static void test_heuristic(void **state) {
   expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
   assert_int_equal(out[0]->family, have_sm90 ? W4A16_FAMILY_SM90 : W4A16_FAMILY_SM80);
   assert_true(out[0]->tile_m >= 64);
-  if (have_sm90) { /* 1024 rows an expert: the 256-token tile, 128 where the gather warps feed it */
+  size_t bytes = 1;
+  expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
+  assert_int_equal(bytes, 0);
+  static const int32_t index_marker[1];
+  if (have_sm90) { /* 1024 rows an expert: the 256-token tile, with a row index on rows gathered first */
     assert_int_equal(out[0]->tile_m, 256);
-    static const int32_t index_marker[1];
+    expect(w4a16_grouped_gemm_workspace_size(out[0], &a, &bytes), W4A16_STATUS_OK, NULL);
+    assert_int_equal(bytes, 0);
     a.row_index = index_marker; /* (the heuristic only asks whether there is one) */
     a.a_rows = 8192;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
-    assert_int_equal(out[0]->tile_m, 128);
+    assert_int_equal(out[0]->tile_m, 256);
+    /* the gathered rows: rows x K x 2 bytes, for that kernel and for the selection's */
+    expect(w4a16_grouped_gemm_workspace_size(out[0], &a, &bytes), W4A16_STATUS_OK, NULL);
+    assert_int_equal(bytes, (size_t)8192 * 512 * 2);
+    bytes = 0;
+    expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
+    assert_int_equal(bytes, (size_t)8192 * 512 * 2);
     /* 64 rows an expert: the 64-token tile, 128 of K a stage with the gather warps, 256 without */
     a.rows = 512;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
     assert_int_equal(out[0]->tile_m, 64);
     assert_int_equal(out[0]->tile_k, 128);
+    expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
+    assert_int_equal(bytes, 0);
     a.row_index = NULL;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->tile_m, 64);
@@ -445,19 +458,31 @@ static w4a16_grouped_gemm_args gdata_args(const gdata *g, const gcase *c) {
   return a;
 }
 
-/* poison D and its guards and the status word, run, read back D (with guards) and the status */
+/* poison D and its guards and the status word, run with the workspace the kernel asks for
+   (poisoned too; a kernel that needs one is first refused without it), read back D (with guards)
+   and the status */
 static int run_case(const gdata *g, const w4a16_grouped_gemm_args *a, const w4a16_kernel_desc *k, uint16_t *h_d,
                     int *status) {
   const size_t total = ((size_t)g->rows + 2 * GUARD_ROWS) * g->n;
   CUDA_OK(cudaMemset(g->d_d, 0xff, total * 2));
   int poison = 12345;
   CUDA_OK(cudaMemcpy(g->d_status, &poison, sizeof poison, cudaMemcpyHostToDevice));
-  w4a16_status st = w4a16_grouped_gemm(a, k, NULL, 0, NULL);
+  size_t ws_bytes = 0;
+  void *ws = NULL;
+  expect(w4a16_grouped_gemm_workspace_size(k, a, &ws_bytes), W4A16_STATUS_OK, NULL);
+  if (ws_bytes) {
+    if (k) expect(w4a16_grouped_gemm(a, k, NULL, 0, NULL), W4A16_STATUS_WORKSPACE_TOO_SMALL, "workspace");
+    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    CUDA_OK(cudaMemset(ws, 0xff, ws_bytes));
+  }
+  w4a16_status st = w4a16_grouped_gemm(a, k, ws, ws_bytes, NULL);
   if (st != W4A16_STATUS_OK) {
     fprintf(stderr, "%s: %s %s\n", k ? k->name : "selected", w4a16_status_name(st), w4a16_last_error_message());
+    cudaFree(ws);
     return 0;
   }
   CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaFree(ws));
   CUDA_OK(cudaMemcpy(h_d, g->d_d, total * 2, cudaMemcpyDeviceToHost));
   CUDA_OK(cudaMemcpy(status, g->d_status, sizeof *status, cudaMemcpyDeviceToHost));
   return 1;

@@ -395,7 +395,8 @@ W4A16_API w4a16_status w4a16_gather_k(const void *a, int64_t lda, const int32_t 
  *           synchronises. An expert without rows costs no weight traffic.
  *   row_index  NULL: A is [rows, lda] in grouped order (A row r is grouped row r); else int32
  *           [rows] on the device: grouped row r reads token row row_index[r] of A ([a_rows, lda]),
- *           gathered inside the kernel (no separate permute)
+ *           gathered inside the kernel (no separate permute), or by a row-gather kernel into the
+ *           workspace before the Hopper form's 256-token tile (w4a16_grouped_gemm_workspace_size)
  *   row_scale  NULL, or float32 [rows] on the device, applied to each grouped row in the
  *           epilogue (the router's top-k weight)
  *   D       [rows, ldd], grouped order; only the rows of valid experts are written
@@ -480,9 +481,14 @@ W4A16_API w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kern
                                                    const w4a16_grouped_gemm_args *args);
 
 /**
- * Bytes of device workspace w4a16_grouped_gemm needs for args with kernel (NULL: the one it
- * selects), written to *bytes. The present grouped kernels need none (0); callers that pass the
- * size along keep working when a kernel needs some. Statuses: as w4a16_grouped_can_implement.
+ * Bytes of device workspace w4a16_grouped_gemm needs for args with kernel, written to *bytes: with
+ * a row index, a kernel of the Hopper form (family SM90) whose token tile (tile_m) is 256 gathers
+ * A's rows into grouped order first, into rows x K x 2 bytes (rounded up to 256) of workspace, and
+ * reads them there (its in-kernel gather feeds that tile worst); every other kernel needs none (0).
+ * kernel NULL: what the selection may take on any device (no device is asked): those bytes where
+ * args has a row index and at least 512 rows a used expert (rows / min(E, rows)), else 0. Its
+ * contents before a call do not matter; one workspace must not serve two launches that may run at
+ * the same time, nor overlap A. Statuses: as w4a16_grouped_can_implement.
  */
 W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kernel,
                                                          const w4a16_grouped_gemm_args *args,
@@ -497,8 +503,9 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * units fall unevenly on the CTAs), elsewhere the cp.async one (its tile by the CTAs it gives);
  * above 32 rows a used expert, and from 16 where one expert's packed weights (N K / 2 bytes) pass
  * 16 MB, the Hopper tensor-core form (family SM90, sm_90a: token tile 64 up to 64 rows a used
- * expert, tile_k 128 with a row index and 256 without; 128 above; 256 from 512 rows a used expert
- * without a row index); else the sm80-class tensor-core form (family SM80), its token tile by the
+ * expert, tile_k 128 with a row index and 256 without; 128 above; 256 from 512 rows a used expert,
+ * which with a row index gathers the rows into the workspace first: the ranking assumes the
+ * workspace of w4a16_grouped_gemm_workspace_size); else the sm80-class tensor-core form (family SM80), its token tile by the
  * rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
  * the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args; *returned 0).
  */
@@ -508,6 +515,12 @@ W4A16_API w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_ar
 
 /**
  * Run the grouped GEMM on stream. kernel: a grouped kernel, or NULL to take the heuristic's first.
+ * workspace / workspace_bytes: device memory, 16-byte aligned, of at least
+ * w4a16_grouped_gemm_workspace_size() for a kernel given (else WORKSPACE_TOO_SMALL); with kernel
+ * NULL any workspace works: where it cannot hold the gathered rows, the selection ranks as without
+ * room for them (the 128-token tile, whose warps gather the rows in the kernel). A kernel that
+ * gathers first launches a row-gather kernel (runtime/cuda/gather_rows.cu) before itself; a row
+ * index outside [0, a_rows) gathers a zero row there and is reported in *status as in the kernel.
  * Asynchronous, allocates nothing, never reads the offsets on the host: can be captured in a CUDA
  * graph. Nothing is launched when a check fails; rows = 0 returns OK without a launch (and without
  * writing *status). Statuses: as w4a16_gemm (NULL_POINTER, INVALID_SHAPE, MISALIGNED,

@@ -12,9 +12,10 @@ import ctypes
 import threading
 from typing import Dict, Tuple
 
-from ._lib import GEMM_ARGS_STRUCT, GROUPED_ARGS_STRUCT, PROBLEM, check, lib
+from ._lib import GEMM_ARGS_STRUCT, GROUPED_ARGS, GROUPED_ARGS_STRUCT, PROBLEM, check, lib
 
-__all__ = ["gemm_raw", "grouped_gemm_raw", "workspace_bytes", "forget_workspace_sizes"]
+__all__ = ["gemm_raw", "grouped_gemm_raw", "grouped_workspace_bytes", "workspace_bytes",
+           "forget_workspace_sizes"]
 
 _tls = threading.local()
 _ws_memo: Dict[Tuple[int, ...], int] = {}
@@ -87,16 +88,35 @@ def gemm_raw(m: int, n: int, k: int, lda: int, ldd: int, group_size: int, mode: 
         check(st)
 
 
+def grouped_workspace_bytes(experts: int, rows: int, n: int, k: int, group_size: int, mode: int,
+                            dtype: int, row_index: bool) -> int:
+    """Bytes of workspace that ``w4a16_grouped_gemm`` with no kernel wants for these arguments.
+
+    ``w4a16_grouped_gemm_workspace_size(NULL, ...)``: with a row index and enough rows an expert,
+    the rows gathered into grouped order (rows*K*2 bytes, rounded up to 256) for the Hopper
+    form's widest token tile; else 0. No device is asked.
+    """
+    ga = GROUPED_ARGS(struct_size=ctypes.sizeof(GROUPED_ARGS), experts=experts, rows=rows, n=n,
+                      k=k, a_rows=rows, group_size=group_size, mode=mode, dtype=dtype,
+                      row_index=1 if row_index else None)  # (only whether there is one counts)
+    size = ctypes.c_size_t(0)
+    check(lib().w4a16_grouped_gemm_workspace_size(None, ctypes.byref(ga), ctypes.byref(size)))
+    return size.value
+
+
 def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int, a_rows: int,
                      group_size: int, mode: int, dtype: int, offsets64: bool, a: int, w: int,
                      scales: int, zeros: int, offsets: int, row_index: int, row_scale: int,
                      d: int, alpha: float, status: int, stream: int, kernel: int = 0,
-                     flags: int = 0) -> None:
-    """``w4a16_grouped_gemm(args, kernel, NULL, 0, stream)`` on device pointers (0 for NULL).
+                     flags: int = 0, workspace: int = 0, workspace_bytes: int = 0) -> None:
+    """``w4a16_grouped_gemm(args, kernel, workspace, workspace_bytes, stream)`` on device
+    pointers (0 for NULL).
 
     kernel: a grouped kernel's descriptor address (``w4a16_grouped_kernel_get``), or 0 for the
     library's heuristic choice. flags: ``w4a16_grouped_gemm_args.flags`` (0 or
-    :data:`w4a16._lib.GEMM_NO_PDL`). No grouped kernel needs a workspace.
+    :data:`w4a16._lib.GEMM_NO_PDL`). workspace: where the kernel gathers the rows through the
+    row index first (:func:`grouped_workspace_bytes`; a kernel given that does so needs it, the
+    heuristic's choice takes a kernel that gathers in place where it is smaller).
     Asynchronous; the offsets are never read on the host.
 
     Raises:
@@ -107,6 +127,7 @@ def grouped_gemm_raw(experts: int, rows: int, n: int, k: int, lda: int, ldd: int
                                   a_rows, group_size, mode, dtype, 1 if offsets64 else 0, a, w,
                                   scales, zeros, offsets, row_index, row_scale, d, alpha, status,
                                   flags)
-    st = lib().w4a16_grouped_gemm(addr, kernel or None, None, 0, stream or None)
+    st = lib().w4a16_grouped_gemm(addr, kernel or None, workspace or None, workspace_bytes,
+                                  stream or None)
     if st:
         check(st)

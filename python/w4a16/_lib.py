@@ -164,6 +164,7 @@ _PROTOTYPES = {
     "w4a16_workspace_size": (_INT, [_VP, _VP, _INT, _c.POINTER(_SZ)]),
     "w4a16_gemm": (_INT, [_VP, _VP, _VP, _SZ, _VP]),
     "w4a16_grouped_gemm": (_INT, [_VP, _VP, _VP, _SZ, _VP]),
+    "w4a16_grouped_gemm_workspace_size": (_INT, [_VP, _VP, _c.POINTER(_SZ)]),
     "w4a16_gather_k": (_INT, [_VP, _I64, _VP, _I64, _I64, _INT, _VP, _I64, _VP]),
     "w4a16_grouped_can_implement": (_INT, [_c.POINTER(KERNEL_DESC), _VP]),
     "w4a16_grouped_kernel_count": (_SZ, []),

@@ -67,8 +67,12 @@ device (never read by the host: graph-safe); ``row_index`` int32 ``[R]`` or None
 ``a`` is in grouped order); ``row_scale`` float32 ``[R]`` or None; ``status`` int32 ``[1]``, or
 None: written by the kernel (0, or the W4A16_GROUPED_BAD_* bits of bad offsets or row indices,
 whose experts or rows are skipped). Returns ``[R, N]``; rows of no expert are left unwritten.
-No workspace. Launched with :data:`GEMM_FLAGS` as the dense op (in a MoE layer the kernels before
-it are torch's: the router's sort and the activation).
+Launched with :data:`GEMM_FLAGS` as the dense op (in a MoE layer the kernels before it are
+torch's: the router's sort and the activation). Workspace, with a ``row_index`` and many rows an
+expert (the Hopper form's 256-token tile, which takes its rows gathered into grouped order by a
+kernel before it: R*K*2 bytes), as the dense op's: from torch's caching allocator outside capture,
+the capture buffer inside (there, a buffer too small for it selects a kernel that gathers the
+rows itself; correct, slower).
 
 Errors: ``TypeError`` / ``ValueError`` name the argument and value (wrong dtype, device, shape,
 stride); :class:`w4a16.W4A16Error` carries the library's status and message (e.g. a misaligned
@@ -120,6 +124,24 @@ def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> Non
     cur = _graph_ws.get(idx)
     if cur is None or cur.numel() < nbytes:
         _graph_ws[idx] = torch.empty(int(nbytes), dtype=torch.uint8, device=dev)
+
+
+def _workspace(index: int, need: int, device: torch.device) -> Tuple[int, int, Optional[Tensor]]:
+    """(pointer, bytes, tensor to keep alive) of the workspace of a call that wants need bytes.
+
+    Outside capture a fresh block of torch's caching allocator (and the capture buffer grown to
+    need); inside capture the capture buffer as it is (possibly smaller, or none: (0, 0, None)).
+    """
+    if not need:
+        return 0, 0, None
+    if torch.cuda.is_current_stream_capturing():
+        ws = _graph_ws.get(index)
+        return (0, 0, None) if ws is None else (ws.data_ptr(), ws.numel(), ws)
+    ws = torch.empty(need, dtype=torch.uint8, device=device)
+    cur = _graph_ws.get(index)
+    if cur is None or cur.numel() < need:
+        _graph_ws[index] = torch.empty(need, dtype=torch.uint8, device=device)
+    return ws.data_ptr(), need, ws
 
 
 def _group_size_of(groups: int, group_size: int, k: int, fn: str, rows: str,
@@ -283,28 +305,17 @@ def _call(a2: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor], bias: 
     c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else group
     act_order = 0 if perm is None else 1
     need = _gemm.workspace_bytes(index, m, n, k, c_group, mode, dtype, act_order)
-    ws_ptr, ws_bytes, ws = 0, 0, None
-    if need:
-        if torch.cuda.is_current_stream_capturing():
-            ws = _graph_ws.get(index)
-            if ws is not None:
-                ws_ptr, ws_bytes = ws.data_ptr(), ws.numel()
-            if act_order:
-                # the gathered activations have no smaller fallback (split-K has: unsplit)
-                gather = (m * k * 2 + 255) // 256 * 256
-                if ws_bytes < gather:
-                    raise RuntimeError(
-                        f"w4a16.gemm: with perm, M = {m}, K = {k} needs {gather} bytes of "
-                        f"workspace for the gathered activations ({need} with the kernel's "
-                        f"part) but {ws_bytes} are reserved for CUDA-graph capture on "
-                        f"cuda:{index}; run the op once eagerly before the capture, or call "
-                        f"w4a16.ops.reserve_workspace({need})")
-        else:
-            ws = torch.empty(need, dtype=torch.uint8, device=a2.device)
-            ws_ptr, ws_bytes = ws.data_ptr(), need
-            cur = _graph_ws.get(index)
-            if cur is None or cur.numel() < need:
-                _graph_ws[index] = torch.empty(need, dtype=torch.uint8, device=a2.device)
+    ws_ptr, ws_bytes, ws = _workspace(index, need, a2.device)  # (ws: alive until the launch)
+    if act_order and ws_bytes < need and torch.cuda.is_current_stream_capturing():
+        # the gathered activations have no smaller fallback (split-K has: unsplit)
+        gather = (m * k * 2 + 255) // 256 * 256
+        if ws_bytes < gather:
+            raise RuntimeError(
+                f"w4a16.gemm: with perm, M = {m}, K = {k} needs {gather} bytes of "
+                f"workspace for the gathered activations ({need} with the kernel's "
+                f"part) but {ws_bytes} are reserved for CUDA-graph capture on "
+                f"cuda:{index}; run the op once eagerly before the capture, or call "
+                f"w4a16.ops.reserve_workspace({need})")
     _gemm.gemm_raw(m, n, k, lda, ldd, c_group, mode, dtype, a2.data_ptr(), w.data_ptr(),
                    scales.data_ptr(), 0 if zeros is None else zeros.data_ptr(),
                    0 if bias is None else bias.data_ptr(), d2.data_ptr(), float(alpha), ws_ptr,
@@ -391,10 +402,19 @@ def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
             0 if status is None else status.data_ptr())
     if index != _current_device():
         with torch.cuda.device(index):
-            _gemm.grouped_gemm_raw(*args, _raw_stream(index), flags=GEMM_FLAGS)
+            _grouped_call(args, row_index is not None, index, a.device)
     else:
-        _gemm.grouped_gemm_raw(*args, _raw_stream(index), flags=GEMM_FLAGS)
+        _grouped_call(args, row_index is not None, index, a.device)
     return out
+
+
+def _grouped_call(args: Tuple, gather: bool, index: int, device: torch.device) -> None:
+    """The grouped library call on the current device (index), with its workspace."""
+    e, rows, n, k = args[0], args[1], args[2], args[3]
+    need = _gemm.grouped_workspace_bytes(e, rows, n, k, args[7], args[8], args[9], gather)
+    ws_ptr, ws_bytes, ws = _workspace(index, need, device)  # (ws: alive until the launch)
+    _gemm.grouped_gemm_raw(*args, _raw_stream(index), flags=GEMM_FLAGS, workspace=ws_ptr,
+                           workspace_bytes=ws_bytes)
 
 
 def _grouped_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],

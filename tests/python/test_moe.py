@@ -1,9 +1,9 @@
 """``torch.ops.w4a16.grouped_gemm`` and ``w4a16.moe``: fake shapes, argument errors and routing
 (torch, no GPU); then on a GPU the op against a per-expert float64 reference (both dtypes, every
-mode, row gather, per-row scales, empty experts, 0..300 rows an expert), the status word of bad
-offsets, CUDA-graph replay with new routing, the MoE layer against its dequantized weights, and
-(where ``transformers`` is installed) a tiny Mixtral / Qwen3-MoE sparse block with its experts
-replaced."""
+mode, row gather, per-row scales, empty experts, 0..300 rows an expert; 512 rows an expert on rows
+gathered first), the status word of bad offsets, CUDA-graph replay with new routing, the MoE layer
+against its dequantized weights, and (where ``transformers`` is installed) a tiny Mixtral /
+Qwen3-MoE sparse block with its experts replaced."""
 
 from __future__ import annotations
 
@@ -144,6 +144,57 @@ def test_grouped_op(dtype, mode, counts) -> None:
     ref2 = _reference(a2.cpu(), gw.to("cpu"), offsets.cpu(), None, None)
     err = (out2.cpu().double() - ref2).norm() / ref2.norm()
     assert err < tol, f"relative error {err:.3g}"
+
+
+@gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grouped_op_rows_gathered_first(dtype) -> None:
+    """512 rows an expert with a row index: the Hopper form's 256-token tile on rows gathered into
+    the op's workspace first; eagerly, in a captured graph (the capture buffer), and in one
+    captured without a capture buffer (the selection's in-kernel gather); a bad index reads zeros
+    and sets the status word's bit either way."""
+    e, n, k, counts = 2, 256, 512, [600, 424]
+    gw = _experts(e, n, k, 128, False, dtype, seed=11).to("cuda")
+    rows, tokens = sum(counts), 700
+    a = (torch.randn(tokens, k) * 0.5).to(dtype).cuda()
+    offsets = torch.tensor([0] + list(np.cumsum(counts)), dtype=torch.int32).cuda()
+    row_index = torch.randint(0, tokens, (rows,), dtype=torch.int32).cuda()
+    row_index[5] = tokens + 3  # out of range: a zero row, BAD_ROW_INDEX
+    status = torch.full((1,), 77, dtype=torch.int32, device="cuda")
+    ref = _reference(a.cpu(), gw.to("cpu"), offsets.cpu(), row_index.clamp(max=tokens - 1).cpu(),
+                     None)
+    ref[5] = 0.0
+    tol = 2e-3 if dtype == torch.float16 else 1e-2
+
+    def call() -> torch.Tensor:
+        return torch.ops.w4a16.grouped_gemm(a, gw.qweight, gw.scales, None, offsets, row_index,
+                                            None, 128, 1.0, status)
+
+    def check(out: torch.Tensor, what: str) -> None:
+        torch.cuda.synchronize()
+        err = (out.cpu().double() - ref).norm() / ref.norm()
+        assert err < tol, f"{what}: relative error {err:.3g}"
+        assert torch.all(out[5] == 0), f"{what}: the row of a bad index is not zero"
+        assert int(status) == 4, f"{what}: status {int(status)}"
+
+    eager = call()
+    check(eager, "eager")
+    index = a.get_device()
+    for reserved in (True, False):
+        saved = None if reserved else w4a16.ops._graph_ws.pop(index, None)
+        try:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = call()
+            out.fill_(float("nan"))
+            status.fill_(77)
+            graph.replay()
+            check(out, f"graph, capture buffer {'reserved' if reserved else 'absent'}")
+            if reserved:
+                assert torch.equal(out, eager)
+        finally:
+            if saved is not None:
+                w4a16.ops._graph_ws[index] = saved
 
 
 @gpu

@@ -220,9 +220,10 @@ static __device__ __forceinline__ int w4a16_grouped_expert_of(const int *before,
   return lo;
 }
 
-// Token row of A for grouped row r (row_index gather), or -1 when the index is out of range.
+// Token row of A for grouped row r (row_index gather, unless the runtime gathered A already), or -1
+// when the index is out of range.
 static __device__ __forceinline__ int w4a16_grouped_token(const w4a16_grouped_launch_params &p, int r) {
-  if (!p.row_index) return r;
+  if (!p.row_index || p.a_gathered) return r;
   const int t = p.row_index[r];
   return (t >= 0 && t < p.a_rows) ? t : -1;
 }

@@ -271,6 +271,12 @@ using KernelParams = typename std::conditional<C::kGrouped, GroupedParams, Param
 static __device__ __forceinline__ const w4a16_grouped_launch_params &grouped_of(const Params &p) {
   return static_cast<const GroupedParams &>(p).gp;
 }
+// Whether the gather warps bring a grouped-form kernel's activations: a row index that the runtime
+// has not applied already (w4a16_grouped_launch_params::a_gathered).
+template <class C>
+static __device__ __forceinline__ bool gathers_rows(const Params &p) {
+  return C::kGrouped && grouped_of(p).row_index != nullptr && !grouped_of(p).a_gathered;
+}
 
 // Operations on pairs of 16-bit elements of the activation dtype (packed in a 32-bit register, the
 // lower element in the low half) and the int4 conversions of common/dequant.cuh.

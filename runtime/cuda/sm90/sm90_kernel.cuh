@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
   if (tid == 0) {
     for (int s = 0; s < C::STAGES; ++s) {
       // (the gather warps, grouped form with a row index: one arrival each besides the producer's)
-      mbar_init(sm.bar_full + 8 * s, C::kGrouped && grouped_of(p).row_index ? 1 + kGatherThreads : 1);
+      mbar_init(sm.bar_full + 8 * s, gathers_rows<C>(p) ? 1 + kGatherThreads : 1);
       mbar_init(sm.bar_empty + 8 * s, C::kEmptyCount);
     }
     // the order barriers: one arrival each for the K pair and the stream-K ring, a warpgroup's
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSm)
       producer_thread<C, CHUNK>(p, tm, sm, cn, cm, walk0);
     } else if (tid >= 32 && tid < 64 && p.streamk) {
       flag_warp<C>(p, sm, tid, cn, cm, crank, cid, walk0);
-    } else if (C::kGrouped && tid >= 32 && grouped_of(p).row_index) {
+    } else if (tid >= 32 && gathers_rows<C>(p)) {
       gather_warps<C>(p, sm, tid - 32, walk0);
     }
     __syncwarp();

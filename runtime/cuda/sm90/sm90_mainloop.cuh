@@ -84,7 +84,7 @@ struct Mainloop {
     if constexpr (C::kGrouped) {
       // the gather warps' activations came by cp.async (the generic proxy); wgmma reads them through
       // the async proxy (sm90_producer.cuh, gather_warps)
-      if (grouped_of(p).row_index) fence_proxy_async_shared();
+      if (gathers_rows<C>(p)) fence_proxy_async_shared();
     }
     const uint32_t st = sm.base + s * C::kStageBytes;
 #pragma unroll

@@ -197,7 +197,7 @@ static __device__ __forceinline__ void producer_thread(const Params &p, const Ma
                               cm,     mask_a,
                               mask_w, p.group < C::TK ? C::TK / p.group : 1,
                               (const char *)p.scales, (const char *)p.zeros,
-                              C::kGrouped && grouped_of(p).row_index != nullptr};
+                              gathers_rows<C>(p)};
   pr.finish(pr.run(walk0));
 }
 
