@@ -94,13 +94,22 @@ def grouped_workspace_bytes(experts: int, rows: int, n: int, k: int, group_size:
 
     ``w4a16_grouped_gemm_workspace_size(NULL, ...)``: with a row index and enough rows an expert,
     the rows gathered into grouped order (rows*K*2 bytes, rounded up to 256) for the Hopper
-    form's widest token tile; else 0. No device is asked.
+    form's widest token tile; else 0. No device is asked; memoized with :func:`workspace_bytes`'
+    answers (the op asks on every call).
     """
+    if not row_index:
+        return 0
+    key = (-1, experts, rows, n, k, group_size, mode, dtype)  # (device -1: apart from the dense keys)
+    got = _ws_memo.get(key)
+    if got is not None:
+        return got
     ga = GROUPED_ARGS(struct_size=ctypes.sizeof(GROUPED_ARGS), experts=experts, rows=rows, n=n,
                       k=k, a_rows=rows, group_size=group_size, mode=mode, dtype=dtype,
-                      row_index=1 if row_index else None)  # (only whether there is one counts)
+                      row_index=1)  # (only whether there is one counts)
     size = ctypes.c_size_t(0)
     check(lib().w4a16_grouped_gemm_workspace_size(None, ctypes.byref(ga), ctypes.byref(size)))
+    with _ws_lock:
+        _ws_memo[key] = size.value
     return size.value
 
 
