@@ -505,9 +505,10 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * 16 MB, the Hopper tensor-core form (family SM90, sm_90a: token tile 64 up to 64 rows a used
  * expert, tile_k 128 with a row index and 256 without; 128 above; 256 from 512 rows a used expert,
  * which with a row index gathers the rows into the workspace first: the ranking assumes the
- * workspace of w4a16_grouped_gemm_workspace_size); else the sm80-class tensor-core form (family SM80), its token tile by the
- * rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE (requested < 1),
- * the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args; *returned 0).
+ * workspace of w4a16_grouped_gemm_workspace_size); else the sm80-class tensor-core form (family
+ * SM80), its token tile by the rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE
+ * (requested < 1), the argument checks' statuses, NO_DEVICE, NO_KERNEL (none can run args;
+ * *returned 0).
  */
 W4A16_API w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, int sm_count,
                                                      int requested, const w4a16_kernel_desc *out[],
