@@ -459,8 +459,8 @@ static w4a16_grouped_gemm_args gdata_args(const gdata *g, const gcase *c) {
 }
 
 /* poison D and its guards and the status word, run with the workspace the kernel asks for
-   (poisoned too; a kernel that needs one is first refused without it), read back D (with guards)
-   and the status */
+   (poisoned too; a kernel that needs one is first refused without it and on a workspace 8 bytes
+   off its 16-byte alignment), read back D (with guards) and the status */
 static int run_case(const gdata *g, const w4a16_grouped_gemm_args *a, const w4a16_kernel_desc *k, uint16_t *h_d,
                     int *status) {
   const size_t total = ((size_t)g->rows + 2 * GUARD_ROWS) * g->n;
@@ -472,8 +472,9 @@ static int run_case(const gdata *g, const w4a16_grouped_gemm_args *a, const w4a1
   expect(w4a16_grouped_gemm_workspace_size(k, a, &ws_bytes), W4A16_STATUS_OK, NULL);
   if (ws_bytes) {
     if (k) expect(w4a16_grouped_gemm(a, k, NULL, 0, NULL), W4A16_STATUS_WORKSPACE_TOO_SMALL, "workspace");
-    CUDA_OK(cudaMalloc(&ws, ws_bytes));
-    CUDA_OK(cudaMemset(ws, 0xff, ws_bytes));
+    CUDA_OK(cudaMalloc(&ws, ws_bytes + 16));
+    CUDA_OK(cudaMemset(ws, 0xff, ws_bytes + 16));
+    if (k) expect(w4a16_grouped_gemm(a, k, (char *)ws + 8, ws_bytes, NULL), W4A16_STATUS_MISALIGNED, "workspace");
   }
   w4a16_status st = w4a16_grouped_gemm(a, k, ws, ws_bytes, NULL);
   if (st != W4A16_STATUS_OK) {
