@@ -329,6 +329,9 @@ typedef struct gcase {
 static const int kUnequal[] = {0, 1, 5, 16, 17, 0, 33, 2};
 static const int kOne[] = {0, 0, 300, 0};
 static const int kSpread[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 127, 300};
+/* an expert's last token tile at each width of the narrow units (Cfg::kNarrowTail) around its
+   bounds: 64 and 128 rows left of a 256-token tile, 129 (a full-width unit), and after whole tiles */
+static const int kTails[] = {64, 65, 128, 129, 0, 256, 320, 356, 513, 600};
 static const int kDecode[] = {1, 0, 0, 2, 0, 0, 4, 0, 0, 0, 8, 0, 1, 0, 0, 16};
 
 typedef struct gdata {
@@ -548,6 +551,9 @@ static void test_kernels(void **state) {
       {"decode counts per-column", 16, kDecode, 2, 1024, 0, 1, 0, 0, 0},
       /* A in grouped order (no gather), an N tail and a K tail of the 128-row tiles */
       {"spread 0..300 rowscale i64 tails", 16, kSpread, 3, 576, 64, 0, 1, 1, 208},
+      /* the narrow last tiles of an expert, gathered and in grouped order */
+      {"narrow tiles gather", 10, kTails, 0, 512, 128, 1, 0, 0, 0},
+      {"narrow tiles rowscale", 10, kTails, 7, 512, 128, 0, 1, 0, 0},
   };
   const w4a16_quant_mode modes[] = {W4A16_PER_COLUMN_SCALE_ONLY, W4A16_FINEGRAINED_SCALE_ONLY,
                                     W4A16_FINEGRAINED_SCALE_AND_ZEROS};

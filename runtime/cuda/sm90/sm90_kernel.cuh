@@ -59,7 +59,7 @@ static __device__ __forceinline__ void consumers(const Params &p, const Maps &tm
     }
     ++mine;
     float acc[C::R][C::TM / 2];
-    Mainloop<T, C, CHUNK> ml{p, sm, cs, pos0, chunk16, acc, 0u};
+    Mainloop<T, C, CHUNK> ml{p, sm, cs, pos0, chunk16, acc, 0u, narrow_tile<C>(u)};
     ml.run(u.kn);
     release_stage<C>(sm, cs, ml.prev_s);
     if (!C::kCoop) mbar_arrive_local(sm.bar_order + 8 * (1 - cs.c));  // the other warpgroup's turn

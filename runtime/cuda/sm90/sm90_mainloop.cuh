@@ -10,7 +10,11 @@
 //            same half of the previous block (two wgmma groups a block);
 //   serial   the previous block's wgmmas drain before the conversion.
 // The post-scaled mainloop (Cfg::kPostScaled) replaces the pre-scaled one for scale-only groups of at
-// least TK.
+// least TK. With Cfg::kNarrowTail a unit's wgmmas take N = its token width (Mainloop::width: TM, or a
+// narrow unit's 64 or 128) and write the first width / 2 accumulators of a row block. The width is
+// chosen per wgmma group by a uniform branch around its fence, wgmmas and commit, all three inside
+// each branch: with the fence or the commit outside it ptxas injects warpgroup.arrive (C7519), and a
+// mainloop of its own per width makes it serialize every wgmma of the kernel (C7512).
 #ifndef W4A16_SM90_MAINLOOP_CUH
 #define W4A16_SM90_MAINLOOP_CUH
 
@@ -67,6 +71,7 @@ struct Mainloop {
   uint32_t chunk16;
   float (&acc)[C::R][C::TM / 2];
   uint32_t prev_s;  // the stage of the previous k-block, released once its wgmmas are done
+  int width;        // the unit's token width (narrow_tile, sm90_schedule.cuh)
 
   // the scale (zero) rows of k-block kb under chunks: in the stage of its chunk's first k-block, rows
   // from that k-block's group on (groups of at most TK: TK / group rows a k-block)
@@ -103,6 +108,21 @@ struct Mainloop {
     for (int h = 0; h < C::KT; ++h) dch[h] = desc0 + (uint64_t)(h * chunk16);
   }
 
+  // The wgmma group of steps LO .. HI - 1 (fragments frag, descriptors dch), N = W: fence, wgmmas,
+  // commit
+  template <int W, int LO, int HI>
+  __device__ __forceinline__ void mmas(int kb, const uint64_t (&dch)[C::KT], const uint32_t (&frag)[C::R][C::K16][4]) {
+    wgmma_fence();
+#pragma unroll
+    for (int k16 = LO; k16 < HI; ++k16) {
+      const uint64_t desc = dch[k16 >> 2] + (uint64_t)((k16 & 3) * 2);
+#pragma unroll
+      for (int r = 0; r < C::R; ++r)
+        w4a16_wgmma_rs<W, T>::run(*reinterpret_cast<float(*)[W / 2]>(&acc[r][0]), frag[r][k16], desc, (kb | k16) != 0);
+    }
+    wgmma_commit();
+  }
+
   // Steps LO .. HI - 1 of k-block kb (stage st): the fragments converted into frag (dequantized,
   // scaled and shifted by the zero), then their wgmmas as one group.
   template <int LO, int HI>
@@ -132,16 +152,20 @@ struct Mainloop {
           f[3] = Ops::mul(q[3], shi);
         }
       }
-    wgmma_fence();
     uint64_t dch[C::KT];
     chunk_descs(st, dch);
-#pragma unroll
-    for (int k16 = LO; k16 < HI; ++k16) {
-      const uint64_t desc = dch[k16 >> 2] + (uint64_t)((k16 & 3) * 2);
-#pragma unroll
-      for (int r = 0; r < C::R; ++r) w4a16_wgmma_rs<C::TM, T>::run(acc[r], frag[r][k16], desc, (kb | k16) != 0);
+    if constexpr (C::kNarrowTail) {
+      constexpr int kMid = C::TM > 128 ? 128 : C::TM;
+      if (width == 64) {
+        mmas<64, LO, HI>(kb, dch, frag);
+      } else if (kMid < C::TM && width == kMid) {
+        mmas<kMid, LO, HI>(kb, dch, frag);
+      } else {
+        mmas<C::TM, LO, HI>(kb, dch, frag);
+      }
+    } else {
+      mmas<C::TM, LO, HI>(kb, dch, frag);
     }
-    wgmma_commit();
   }
 
   // One k-block of the pre-scaled mainloop into fragment buffer B of a (B = 1 only with kOverlap).

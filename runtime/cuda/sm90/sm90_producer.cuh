@@ -65,7 +65,8 @@ struct Producer {
   // the bytes of a k-block of unit u (its activation rows, all CN slices, unless gathered; scale rows
   // where it brings them)
   __device__ __forceinline__ uint32_t tx_of(const Unit &u, bool srows) const {
-    return (C::kGrouped && gather ? 0u : (uint32_t)(C::KT * 128 * C::CN * (is_tail_tile<C>(p, u.m0) ? p.tail_rows : C::TM / C::CN))) +
+    const int act_rows = C::kGrouped ? narrow_tile<C>(u) : is_tail_tile<C>(p, u.m0) ? p.tail_rows : C::TM / C::CN;
+    return (C::kGrouped && gather ? 0u : (uint32_t)(C::KT * 128 * C::CN * act_rows)) +
            (uint32_t)C::kWBytes +
            (srows ? (uint32_t)((CHUNK ? p.scale_map >> 8 : scale_rows) * C::kRowBytes * (C::kZeros ? 2 : 1)) : 0u);
   }
@@ -73,6 +74,18 @@ struct Producer {
   __device__ __forceinline__ void load_act(const Unit &u, int kb, uint32_t st, uint32_t fb) const {
     if (C::kGrouped && gather) return;
     const int kg = (u.kb0 + kb) * C::TK;
+    if constexpr (C::kNarrowTail) {
+      // a narrow unit: its rows by 64-row boxes (the grouped launch's tail map), at their places in
+      // the TM-row chunks
+      const int rows = narrow_tile<C>(u);
+      if (rows < C::TM) {
+#pragma unroll
+        for (int h = 0; h < C::KT; ++h)
+          for (int j = 0; j < rows; j += 64)
+            tma_load_2d(st + (uint32_t)((h * C::TM + j) * 128), tm.a_tail, fb, kg + 64 * h, u.m0 + j);
+        return;
+      }
+    }
     const CUtensorMap *map = is_tail_tile<C>(p, u.m0) ? tm.a_tail : tm.a;
     if (C::CN == 1 && C::KT > 1 && (is_tail_tile<C>(p, u.m0) ? p.act_3d_tail : p.act_3d)) {
       tma_load_3d(st, map, fb, 0, u.m0, kg / 64);
@@ -236,6 +249,7 @@ static __device__ __forceinline__ void gather_warps(const Params &p, const Smem 
   Unit u;
   while (walk_next<C>(p, 0, 0, w, u)) {
     named_bar_sync(kGatherBar, kGatherThreads);  // every read of the previous unit's rows is done
+    const int unit_rows = narrow_tile<C>(u);  // the rows the consumers' wgmmas read
     for (int r = gt; r < C::TM; r += kGatherThreads) {
       const int m = u.m0 + r;
       const int t = m < u.m_end ? __ldg(g.row_index + m) : -1;
@@ -260,7 +274,7 @@ static __device__ __forceinline__ void gather_warps(const Params &p, const Smem 
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
             const int r = rg + kRowsPerPass * (j0 + q);
-            live[q] = j0 + q < kPasses && r < C::TM;
+            live[q] = j0 + q < kPasses && r < unit_rows;
             const char *src = live[q] ? rows[r] : nullptr;
             row_ok[q] = src != nullptr;
             base[q] = row_ok[q] ? src + koff : a;
@@ -277,7 +291,7 @@ static __device__ __forceinline__ void gather_warps(const Params &p, const Smem 
       } else {
         for (int j = 0; j < kPasses; ++j) {
           const int r = rg + kRowsPerPass * j;
-          if (kPasses * kRowsPerPass != C::TM && r >= C::TM) break;
+          if (r >= unit_rows) break;
           const char *src = rows[r];
           const uint32_t d = st + (uint32_t)r * 128u + ((uint32_t)(c ^ (r & 7)) << 4);
 #pragma unroll

@@ -26,6 +26,19 @@ struct Unit {
   int m_end;     // index, of A), and the end of its rows (rows m0 .. min(m0 + TM, m_end) are stored)
 };
 
+// The token rows unit u's wgmmas take (and its activation copies bring): TM, or with Cfg::kNarrowTail
+// its rows left in the tile (u.m_end - u.m0) rounded up to 64 where that is 64 or 128 and below TM.
+// The producer, the gather warps and the consumers each derive it from the unit.
+template <class C>
+static __device__ __forceinline__ int narrow_tile(const Unit &u) {
+  if constexpr (C::kNarrowTail) {
+    const int left = u.m_end - u.m0;
+    if (left <= 64) return 64;
+    if (C::TM > 128 && left <= 128) return 128;
+  }
+  return C::TM;
+}
+
 // The grouped form's table in shared memory (Cfg::kTableOff from the 1024-byte aligned base):
 // before[E + 1] (the first unit of each expert; before[E] the units in all), row0[kMaxExperts],
 // count[kMaxExperts] (then two ints of its scan and the gather warps' row addresses). Filled once by
