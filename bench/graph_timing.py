@@ -3,9 +3,10 @@
 Warm-up and capture run on one side stream (compiled code may keep the stream it first ran on);
 the graph is replayed a few times, then timed with CUDA events over ``reps`` replays, and the
 median per launch is returned. :func:`compare_us` times several graphs in alternating rounds
-with the card idle a moment before each, the lowest round of each: a graph timed alone right after
-its problem's data was generated ran up to 1.17x slower than the same graph timed a little later
-(H100, the grouped decode GEMM), and rounds give every graph of the comparison the same chance.
+with the card idle a moment before each, each graph under its own load just before its timing, the
+lowest round of each: a graph timed alone right after its problem's data was generated ran up to
+1.17x slower than the same graph timed a little later (H100, the grouped decode GEMM), and rounds
+give every graph of the comparison the same chance.
 """
 
 from __future__ import annotations
@@ -60,14 +61,27 @@ def graph_us(fn: Callable[[], object], launches: int = 1, reps: int = 20) -> flo
     return replay_us(capture(fn), launches, reps)
 
 
+def load(g: torch.cuda.CUDAGraph, seconds: float) -> None:
+    """Replay g back to back for about ``seconds`` (at least once), then wait for it."""
+    start = time.perf_counter()
+    while True:
+        g.replay()
+        torch.cuda.synchronize()
+        if time.perf_counter() - start >= seconds:
+            return
+
+
 def compare_us(fns: Dict[str, Callable[[], object]], launches: int = 1, reps: int = 20,
-               rounds: int = 3, settle_s: float = 0.25) -> Dict[str, float]:
+               rounds: int = 3, settle_s: float = 0.25, load_s: float = 0.2) -> Dict[str, float]:
     """Microseconds per launch of each fn, its graphs timed in turn in ``rounds`` rounds.
 
     Each fn is captured once (as :func:`graph_us` does); every round, after ``settle_s`` seconds
-    with the card idle, times each graph's median of ``reps`` replays, and the lowest of the rounds
-    is returned for each name. A fn whose warm-up or capture raises RuntimeError (an op the device
-    or dtype lacks) gets NaN.
+    with the card idle, each graph is replayed for ``load_s`` seconds and then timed (the median of
+    ``reps`` replays), and the lowest of the rounds is returned for each name. The load puts every
+    graph's timing in the clocks of a card under its own work: without it the graph timed first
+    after the idle moment ran the large grouped GEMMs up to 1.2x faster than the same kernel timed
+    later in the round (H100, at its 700 W power limit). A fn whose warm-up or capture raises
+    RuntimeError (an op the device or dtype lacks) gets NaN.
     """
     graphs = {}
     out: Dict[str, float] = {}
@@ -79,6 +93,7 @@ def compare_us(fns: Dict[str, Callable[[], object]], launches: int = 1, reps: in
     for _ in range(rounds):
         time.sleep(settle_s)
         for name, g in graphs.items():
+            load(g, load_s)
             us = replay_us(g, launches, reps)
             out[name] = min(out.get(name, us), us)
     return out

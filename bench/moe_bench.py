@@ -12,7 +12,7 @@ Method (docs/DESIGN.md, Measuring): CUDA-graph replay of launches that cycle ove
 weights and of the routing (the copies together span more than 4x the L2, so the weights stream
 from HBM), warm-up, the median of timed replays (bench/graph_timing.py, compare_us: the graphs of a
 problem, w4a16, torch._grouped_mm, the dense loop and with --sweep each grouped kernel, captured
-once and timed in turn in three rounds, the lowest round of each). w4a16: the library's heuristic
+once and timed in turn in three rounds, each after 0.2 s of its own load, the lowest round of each). w4a16: the library's heuristic
 choice (group 128, bf16). torch._grouped_mm: bf16 weights [E, K, N] (column-major views
 of [E, N, K]), A already in grouped order, int32 cumulative offsets. Dense loop: w4a16.ops.gemm per
 expert with rows (host-known counts; its selection per expert's M). The memory floor of a problem is
