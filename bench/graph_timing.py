@@ -77,10 +77,10 @@ def compare_us(fns: Dict[str, Callable[[], object]], launches: int = 1, reps: in
 
     Each fn is captured once (as :func:`graph_us` does); every round, after ``settle_s`` seconds
     with the card idle, each graph is replayed for ``load_s`` seconds and then timed (the median of
-    ``reps`` replays), and the lowest of the rounds is returned for each name. The load puts every
-    graph's timing in the clocks of a card under its own work: without it the graph timed first
+    ``reps`` replays), and the lowest of the rounds is returned for each name. The load times every
+    graph on a card that has been busy a while, with its own work: without it the graph timed first
     after the idle moment ran the large grouped GEMMs up to 1.2x faster than the same kernel timed
-    later in the round (H100, at its 700 W power limit). A fn whose warm-up or capture raises
+    later in the round (H100, Mixtral at T = 4096). A fn whose warm-up or capture raises
     RuntimeError (an op the device or dtype lacks) gets NaN.
     """
     graphs = {}
