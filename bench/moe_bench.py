@@ -12,12 +12,13 @@ Method (docs/DESIGN.md, Measuring): CUDA-graph replay of launches that cycle ove
 weights and of the routing (the copies together span more than 4x the L2, so the weights stream
 from HBM), warm-up, the median of timed replays (bench/graph_timing.py, compare_us: the graphs of a
 problem, w4a16, torch._grouped_mm, the dense loop and with --sweep each grouped kernel, captured
-once and timed in turn in three rounds, each after 0.2 s of its own load, the lowest round of each). w4a16: the library's heuristic
-choice (group 128, bf16). torch._grouped_mm: bf16 weights [E, K, N] (column-major views
-of [E, N, K]), A already in grouped order, int32 cumulative offsets. Dense loop: w4a16.ops.gemm per
-expert with rows (host-known counts; its selection per expert's M). The memory floor of a problem is
-(packed weights + scales of the experts with rows + A + D) / the card's stream bandwidth, measured
-in the same run: the faster of a device-to-device copy (bytes read + written) and a read-only sum. Prints a markdown table; --json FILE writes the rows.
+once and timed in turn in three rounds, each after 0.2 s of its own load, the lowest round of
+each). w4a16: the library's heuristic choice (group 128, bf16). torch._grouped_mm: bf16 weights
+[E, K, N] (column-major views of [E, N, K]), A already in grouped order, int32 cumulative offsets.
+Dense loop: w4a16.ops.gemm per expert with rows (host-known counts; its selection per expert's M).
+The memory floor of a problem is (packed weights + scales of the experts with rows + A + D) / the
+card's stream bandwidth, measured in the same run: the faster of a device-to-device copy (bytes
+read + written) and a read-only sum. Prints a markdown table; --json FILE writes the rows.
 
 The library's calls (grouped and dense) launch as the ops do by default, in plain stream order
 (``w4a16.ops.GEMM_FLAGS`` = ``W4A16_GEMM_NO_PDL``: in a model the kernels before them are torch's);
