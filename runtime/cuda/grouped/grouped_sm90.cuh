@@ -10,13 +10,13 @@
 // (whole token tiles: the rows past the expert's, the next expert's or the map's zeros beyond `rows`,
 // only reach wgmma columns that are never stored); with one, gathered by the producer warpgroup's
 // gather warps (sm90_producer.cuh, gather_warps) into the same shared layout. TM >= 128: an expert's
-// last tile with at most 64 (128) rows is a narrow unit (Cfg::kNarrowTail): 64 (128) rows, by the
-// tail map's 64-row boxes, and wgmmas of that N. Weights: the map over
-// the E experts' packed weights as one [E N / 16 row blocks] x [K / 64 x 128 words] array (expert e's
-// row blocks from e N / 16); scales (zeros): the map over [E G rows] x [N] (expert e's from row e G).
-// A column tile past N reads the next expert's rows (the last expert: the map's zeros) and stores
-// nothing there. Epilogue: alpha, the row's router scale, conversion, staged through shared memory and
-// written with 16-byte stores to the unit's rows of its expert. No split-K, stream-K or K pair.
+// last tile with at most 64 (128) rows is a narrow unit (Cfg::kNarrowTail): 64 (128) rows, by the tail
+// map's 64-row boxes, and wgmmas of that N. Weights: the map over the E experts' packed weights as one
+// [E N / 16 row blocks] x [K / 64 x 128 words] array (expert e's row blocks from e N / 16); scales
+// (zeros): the map over [E G rows] x [N] (expert e's from row e G). A column tile past N reads the next
+// expert's rows (the last expert: the map's zeros) and stores nothing there. Epilogue: alpha, the row's
+// router scale, conversion, staged through shared memory and written with 16-byte stores to the unit's
+// rows of its expert. No split-K, stream-K or K pair.
 // Programmatic dependent launch: every thread waits (griddepcontrol.wait) before the offsets are read,
 // then lets the next grid launch (sm90_kernel.cuh).
 #ifndef W4A16_GROUPED_GROUPED_SM90_CUH
@@ -57,7 +57,8 @@ static inline int grouped_launch(const struct w4a16_grouped_launch_params *gp, c
   memset(&tm_d_tail, 0, sizeof(tm_d_tail));
   memset(&tm_z, 0, sizeof(tm_z));
   const int box_rows = gp->group_size < C::TK ? C::TK / gp->group_size : 1;
-  if (!activation_maps<T, C>(&lp, 0, C::kNarrowTail ? 64 : C::TM, &tm_a, &tm_a_tail, &a3d, &a3d_tail) || !weight_map<C>(&lp, &tm_w) ||
+  const int tail_rows = C::kNarrowTail ? 64 : C::TM;  // the tail map's box: a narrow unit's 64-row boxes
+  if (!activation_maps<T, C>(&lp, 0, tail_rows, &tm_a, &tm_a_tail, &a3d, &a3d_tail) || !weight_map<C>(&lp, &tm_w) ||
       !scale_maps<T, C>(&ls, box_rows, &tm_s, &tm_z))
     return (int)cudaErrorInvalidValue;
   // the dense Params of one expert's problem (N, D, alpha) under a plan of whole tiles: no split-K,
