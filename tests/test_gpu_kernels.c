@@ -2,7 +2,8 @@
  *
  * Cases: both dtypes x every mode and group size (32, 64, 128, 256, per-column) x M in
  * {1..17, 64, 127, 256, 1000} (and per-column zero points at the GEMV sizes, M = 1, 5, 8, 16 with
- * K = 6144), fresh random data each run (never zeros; scales of either sign),
+ * K = 6144; per-column integer zero points, gpu_case.zeros, at M = 3, 17, 100), fresh random data
+ * each run (never zeros but in gpu_case.zeros 2's scale-0 column; scales of either sign),
  * padded lda / ldd, bias on and off, random alpha. D is poisoned (NaN bits) before every launch and
  * the workspace filled with garbage; every element of D must be written and nothing past column N
  * of a row, or past the last row, may change. Tolerance: ||D - ref|| / ||ref|| < 2e-3 fp16,
@@ -97,16 +98,33 @@ static void note_failure(kernel_result *kr, const char *fmt, ...) {
 typedef struct gpu_case {
   w4a16_problem p;
   float alpha;
+  /* zero points (FINEGRAINED_SCALE_AND_ZEROS): 0 random floats; 1 integer zero points z = -s zq, zq in
+     0..15, rounded to the dtype (the checkpoints' kind; per column, the sm90 mainloop's integer-offset
+     codes); 2 the same but for one float zero (column 5) and one column of scale 0 (column 21, w = z),
+     whose tiles take the general zero-point conversion */
+  int zeros;
 } gpu_case;
+
+/* A case of problem p with the strides, bias and alpha the case loops share: lda padded on odd
+   indices, ldd by 8, a bias every bias_every-th index, alpha random in [0.5, 1.5) */
+static gpu_case padded_case(test_rng *r, w4a16_problem p, int index, int bias_every) {
+  gpu_case c = {0};
+  c.p = p;
+  c.p.lda = p.k + 8 * (index % 2);
+  c.p.ldd = p.n + 8;
+  c.p.has_bias = index % bias_every == 0;
+  c.alpha = (float)test_rng_uniform(r, 0.5, 1.5);
+  return c;
+}
 
 static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes) {
   const w4a16_problem *p = &c->p;
   const int64_t m = p->m, n = p->n, k = p->k, lda = p->lda, ldd = p->ldd;
   const int64_t g = p->mode == W4A16_PER_COLUMN_SCALE_ONLY || p->group_size == 0 ? k : p->group_size, groups = k / g;
   char desc[200];
-  snprintf(desc, sizeof desc, "%s %s M=%lld N=%lld K=%lld lda=%lld ldd=%lld group=%lld bias=%d alpha=%.3f",
+  snprintf(desc, sizeof desc, "%s %s M=%lld N=%lld K=%lld lda=%lld ldd=%lld group=%lld bias=%d alpha=%.3f zeros=%d",
            w4a16_dtype_name(p->dtype), w4a16_quant_mode_name(p->mode), (long long)m, (long long)n, (long long)k,
-           (long long)lda, (long long)ldd, (long long)g, p->has_bias, c->alpha);
+           (long long)lda, (long long)ldd, (long long)g, p->has_bias, c->alpha, c->zeros);
   /* every kernel's verdict on the case, against the one its descriptor implies; is any kernel
      interested? (skip the reference otherwise) */
   int wanted = 0;
@@ -135,6 +153,15 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
   for (int64_t i = 0; i < groups * n; ++i) {
     s[i] = test_to_dtype(test_scale(r), p->dtype);
     z[i] = test_to_dtype((float)test_rng_uniform(r, -0.12, 0.02), p->dtype);
+    if (c->zeros != 0) z[i] = test_to_dtype(-(float)test_from_dtype(s[i], p->dtype) * (float)(test_rng_next(r) & 15u),
+                                            p->dtype);
+  }
+  if (c->zeros == 2 && n > 21) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      z[gi * n + 5] = test_to_dtype(-0.0123f, p->dtype);
+      s[gi * n + 21] = test_to_dtype(0.0f, p->dtype);
+      z[gi * n + 21] = test_to_dtype(0.25f, p->dtype);
+    }
   }
   for (int64_t i = 0; i < n; ++i) bias[i] = test_to_dtype((float)test_rng_uniform(r, -0.5, 0.5), p->dtype);
   assert_int_equal(w4a16_pack_weights(codes, n, k, packed), W4A16_STATUS_OK);
@@ -259,12 +286,8 @@ static int group_setup(void **state) {
              alternating 256 / 512 (the 2x1x1 / 2x2x1 clusters of 256-row sm90 tiles cover 512
              rows: with N = 256 only they never met a small M); large M: wider N */
           const int n = m <= 17 ? (index % 2 ? 512 : 256) : 512, k = m <= 17 ? 8192 : 1024;
-          gpu_case c;
-          c.p = test_problem(m, n, k, mode == 0 ? 0 : groups[gi], (w4a16_quant_mode)mode, (w4a16_dtype)dt);
-          c.p.lda = k + 8 * (index % 2);
-          c.p.ldd = n + 8;
-          c.p.has_bias = index % 3 == 0;
-          c.alpha = (float)test_rng_uniform(&r, 0.5, 1.5);
+          gpu_case c = padded_case(
+              &r, test_problem(m, n, k, mode == 0 ? 0 : groups[gi], (w4a16_quant_mode)mode, (w4a16_dtype)dt), index, 3);
           fprintf(stderr, "\rcase %d: %s %s group %d M=%d      ", index, w4a16_dtype_name(c.p.dtype),
                   w4a16_quant_mode_name(c.p.mode), c.p.group_size, m);
           run_case(&r, &c, &ws, &ws_bytes);
@@ -280,14 +303,24 @@ static int group_setup(void **state) {
         const w4a16_quant_mode mode = v == 0              ? W4A16_PER_COLUMN_SCALE_ONLY
                                       : v == 1 || v == 5 ? W4A16_FINEGRAINED_SCALE_ONLY
                                                          : W4A16_FINEGRAINED_SCALE_AND_ZEROS;
-        gpu_case c;
-        c.p = test_problem(m, n, k, v == 0 ? 0 : v >= 3 ? k : 64, mode, (w4a16_dtype)dt);
-        c.p.lda = k + 8 * (index % 2);
-        c.p.ldd = n + 8;
-        c.p.has_bias = index % 2 == 0;
-        c.alpha = (float)test_rng_uniform(&r, 0.5, 1.5);
+        const int group = v == 0 ? 0 : v >= 3 ? k : 64;
+        gpu_case c = padded_case(&r, test_problem(m, n, k, group, mode, (w4a16_dtype)dt), index, 2);
         fprintf(stderr, "\rtail case %d: %s %s group %d M=%d      ", index, w4a16_dtype_name(c.p.dtype),
                 w4a16_quant_mode_name(c.p.mode), c.p.group_size, m);
+        run_case(&r, &c, &ws, &ws_bytes);
+      }
+  /* per-column integer zero points (gpu_case.zeros 1 and 2: every zero an integer code offset, and all
+     but a float zero and a column of scale 0) on the tail kernels at N = 208, K = 576 and on every
+     family at N = 512, K = 1536 */
+  for (int dt = 0; dt < 2; ++dt)
+    for (int v = 0; v < 4; ++v)
+      for (int mi = 0; mi < (quick ? 1 : 3); ++mi, ++index) {
+        const int m = tail_ms[mi], n = v & 1 ? 512 : 208, k = v & 1 ? 1536 : 576;
+        gpu_case c =
+            padded_case(&r, test_problem(m, n, k, k, W4A16_FINEGRAINED_SCALE_AND_ZEROS, (w4a16_dtype)dt), index, 2);
+        c.zeros = 1 + (v >> 1);
+        fprintf(stderr, "\rinteger zero-point case %d: %s kind %d M=%d      ", index, w4a16_dtype_name(c.p.dtype),
+                c.zeros, m);
         run_case(&r, &c, &ws, &ws_bytes);
       }
   /* per-column zero points at decode sizes (one scale and zero row through the GEMV kernels' consumers):
@@ -297,12 +330,8 @@ static int group_setup(void **state) {
   for (int dt = 0; dt < 2; ++dt)
     for (int mi = 0; mi < (quick ? 1 : 4); ++mi, ++index) {
       const int m = pcz_ms[mi], n = 512, k = 6144;
-      gpu_case c;
-      c.p = test_problem(m, n, k, k, W4A16_FINEGRAINED_SCALE_AND_ZEROS, (w4a16_dtype)dt);
-      c.p.lda = k + 8 * (index % 2);
-      c.p.ldd = n + 8;
-      c.p.has_bias = index % 2 == 0;
-      c.alpha = (float)test_rng_uniform(&r, 0.5, 1.5);
+      gpu_case c =
+          padded_case(&r, test_problem(m, n, k, k, W4A16_FINEGRAINED_SCALE_AND_ZEROS, (w4a16_dtype)dt), index, 2);
       fprintf(stderr, "\rper-column zero-point case %d: %s M=%d      ", index, w4a16_dtype_name(c.p.dtype), m);
       run_case(&r, &c, &ws, &ws_bytes);
     }

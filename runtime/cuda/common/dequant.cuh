@@ -81,4 +81,69 @@ static __device__ __forceinline__ void w4a16_u4x8_to_f16x8_biased(uint32_t w, ui
   for (int i = 0; i < 4; ++i) out[i] = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, 0x64006400u);
 }
 
+// Per-column zero points as integer code offsets. With one zero point z and scale s a column and
+// zq = -z / s, w = s q + z = s (q - zq); where zq is an integer r (GPTQ, AWQ and compressed-tensors
+// checkpoints store integer zero points, z = -s zq), the codes come exact as q - r in one packed
+// subtraction per register, MAGIC + q (one lop3) less MAGIC + r (both exact for |r| <= 120), and s is
+// applied to the accumulator. w4a16_pcol_integer: r = -z / s rounded, and whether -z / s is r up to
+// the rounding of z to the activation dtype (2^-8 of |r| for bf16, 2^-11 for fp16) with |r| <= 120;
+// false for s = 0 and for an offset that is not finite. The quotient by __fdividef (2 ulp, no call
+// to the IEEE division's slow path, whose registers spill in the sm90 consumers), which is exact
+// enough for the test but returns 0 for |s| > 2^126: such scales are refused.
+template <bool BF16>
+static __device__ __forceinline__ bool w4a16_pcol_integer(float s, float z, float *r) {
+  const float c = __fdividef(-z, s);
+  *r = rintf(c);
+  const float tol = (BF16 ? 0x1p-8f : 0x1p-11f) * fabsf(*r) + 0x1p-20f;
+  return s != 0.f && fabsf(s) < 0x1p126f && isfinite(c) && fabsf(c - *r) <= tol && fabsf(*r) <= 120.f;
+}
+
+// The packed constant that takes integer offset r off the codes of row h of an A fragment's row
+// pair (h = 0: the registers 0 and 2, the low nibbles of w4a16_u4x8_*_less; h = 1: 1 and 3): bf16
+// 128 + r for both; fp16 1024 + r for row 0 and -(64 + r) for row 1, whose high nibbles come as
+// 1024 + 16 q and are scaled by 1/16 in the same instruction.
+template <bool BF16>
+static __device__ __forceinline__ uint32_t w4a16_pcol_offset(float r, int h) {
+  uint16_t bits;
+  if (BF16) {
+    const __nv_bfloat16 v = __float2bfloat16_rn(128.f + r);
+    bits = *reinterpret_cast<const uint16_t *>(&v);
+  } else {
+    const __half v = __float2half_rn(h == 0 ? 1024.f + r : -(64.f + r));
+    bits = *reinterpret_cast<const uint16_t *>(&v);
+  }
+  return (uint32_t)bits | (uint32_t)bits << 16;
+}
+
+// The codes of one packed word less the integer offsets of its two rows, exact: out[0], out[2]
+// q - r0 of row 0 and out[1], out[3] q - r1 of row 1 (the register order of u4x8_to_*x8), with
+// c0 = w4a16_pcol_offset(r0, 0) and c1 = w4a16_pcol_offset(r1, 1). Two instructions a register
+// (fp16: the high nibbles scaled in the subtracting fma), the cost of the symmetric conversion.
+static __device__ __forceinline__ void w4a16_u4x8_to_f16x8_less(uint32_t w, uint32_t c0, uint32_t c1,
+                                                                 uint32_t out[4]) {
+  const uint32_t kHiMul = 0x2c002c00u;  // 1/16
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    uint32_t v = w >> (8 * h);
+    uint32_t lo = w4a16_lop3_and_or(v, 0x000f000fu, 0x64006400u);
+    uint32_t hi = w4a16_lop3_and_or(v, 0x00f000f0u, 0x64006400u);
+    __half2 l = __hsub2(*reinterpret_cast<__half2 *>(&lo), *reinterpret_cast<const __half2 *>(&c0));
+    __half2 u = __hfma2(*reinterpret_cast<__half2 *>(&hi), *reinterpret_cast<const __half2 *>(&kHiMul),
+                        *reinterpret_cast<const __half2 *>(&c1));
+    out[2 * h] = *reinterpret_cast<uint32_t *>(&l);
+    out[2 * h + 1] = *reinterpret_cast<uint32_t *>(&u);
+  }
+}
+
+static __device__ __forceinline__ void w4a16_u4x8_to_bf16x8_less(uint32_t w, uint32_t c0, uint32_t c1,
+                                                                  uint32_t out[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    uint32_t v = w4a16_lop3_and_or(w >> (4 * i), 0x000f000fu, 0x43004300u);
+    const uint32_t c = (i & 1) ? c1 : c0;
+    __nv_bfloat162 r = __hsub2(*reinterpret_cast<__nv_bfloat162 *>(&v), *reinterpret_cast<const __nv_bfloat162 *>(&c));
+    out[i] = *reinterpret_cast<uint32_t *>(&r);
+  }
+}
+
 #endif

@@ -198,18 +198,6 @@ static __device__ __forceinline__ uint32_t w4a16_gemv_pcol_zero(float s, float z
   return bits | bits << 16;
 }
 
-// The per-column zero point as an integer code offset (W4A16_GEMV_TMA_PCOL): r = -z / s rounded, and
-// whether -z / s is r up to the rounding of z to the activation dtype (2^-8 of |r| for bf16, 2^-11 for
-// fp16) with |r| <= 120 (MAGIC + r exact: 128 + r in bf16, 1024 + r and 64 + r in fp16).
-template <typename T>
-static __device__ __forceinline__ bool w4a16_gemv_pcol_integer(float s, float z, float *r) {
-  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
-  const float c = -z / s;
-  *r = rintf(c);
-  const float tol = (BF16 ? 0x1p-8f : 0x1p-11f) * fabsf(*r) + 0x1p-20f;
-  return s != 0.f && isfinite(c) && fabsf(c - *r) <= tol && fabsf(*r) <= 120.f;
-}
-
 // Sum over all of K of token row m of A (fp32; every lane of the warp gets it): the activation
 // sum of the exotic-column correction (W4A16_GEMV_TMA_PCOL), off the fast path.
 template <typename T>
@@ -350,25 +338,13 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
             w4a16_u4x8_to_f16x8_biased(wq[x][j], q[j]);
         }
       } else if constexpr (FZ) {
-        // exact q - r: MAGIC + q (one lop3) less the row's MAGIC + r (zc: rows g, g + 8 for bf16; for
-        // fp16 the low nibbles' 1024 + r of row g, and -(64 + r) of row g + 8 for the high nibbles,
-        // which come as 1024 + 16 q: common/dequant.cuh)
+        // exact q - r: MAGIC + q (one lop3) less the row's MAGIC + r (zc: rows g, g + 8; common/dequant.cuh)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if constexpr (BF16) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              q[j][i] = w4a16_gemv_sub2<true>(w4a16_lop3_and_or(wq[x][j] >> (4 * i), 0x000f000fu, 0x43004300u),
-                                              zc[i & 1]);
-          } else {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const uint32_t v = wq[x][j] >> (8 * h);
-              q[j][2 * h] = w4a16_gemv_sub2<false>(w4a16_lop3_and_or(v, 0x000f000fu, 0x64006400u), zc[0]);
-              q[j][2 * h + 1] =
-                  w4a16_gemv_fma2<false>(w4a16_lop3_and_or(v, 0x00f000f0u, 0x64006400u), 0x2c002c00u, zc[1]);
-            }
-          }
+          if constexpr (BF16)
+            w4a16_u4x8_to_bf16x8_less(wq[x][j], zc[0], zc[1], q[j]);
+          else
+            w4a16_u4x8_to_f16x8_less(wq[x][j], zc[0], zc[1], q[j]);
         }
       } else {
         w4a16_gemv_dequant<BF16, DQ_MODE, false>(wq[x], q);  // exact q - 8
@@ -672,15 +648,13 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, W4A16_GEMV_TMA_MIN_CT
         const int n = 16 * (rb0 + rw) + g + 8 * h;
         sv[h] = w4a16_to_float(((const T *)args.scales)[n]);
         zv[h] = w4a16_to_float(((const T *)args.zeros)[n]);
-        all_int = w4a16_gemv_pcol_integer<T>(sv[h], zv[h], &r[h]) && all_int;
+        all_int = w4a16_pcol_integer<BF16>(sv[h], zv[h], &r[h]) && all_int;
       }
       int_zeros = __all_sync(0xffffffffu, all_int) && args.pcol_int;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (int_zeros) {
-          const T mh = w4a16_from_float<T>(BF16 ? 128.f + r[h] : h == 0 ? 1024.f + r[h] : -(64.f + r[h]));
-          const uint32_t bits = (uint32_t)(*reinterpret_cast<const unsigned short *>(&mh));
-          zc[h] = bits | bits << 16;
+          zc[h] = w4a16_pcol_offset<BF16>(r[h], h);
         } else {
           bool exotic;
           zc[h] = w4a16_gemv_pcol_zero<T>(sv[h], zv[h], &exotic);

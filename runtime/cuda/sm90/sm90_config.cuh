@@ -137,6 +137,13 @@ struct Cfg {
   }
   static constexpr int consumer_regs(bool chunk) { return consumer_regs_beside(producer_regs(chunk)); }
 
+  // ---- per-column integer zero points (FINEGRAINED_SCALE_AND_ZEROS with one group row whose offsets
+  // -z / s are integers, Mainloop::pcol_fast): the pre-scaled mainloop converts q - zq in two
+  // instructions a register, chosen per warp and k-block by a uniform branch around the conversion
+  // only (a mainloop of its own spills and serializes the wgmmas, C7512); not with four consumer
+  // warpgroups, whose 104 registers it spills.
+  static constexpr bool kPcolFast = kZeros && NC == 2;
+
   // ---- post-scaled mainloop (FINEGRAINED_SCALE_ONLY with a group of at least TK at run time): the
   // codes go into the wgmma biased and exact (MAGIC + q: 7 instructions per packed word instead of
   // 15), one more wgmma per k16 step against a constant -(MAGIC + 8) fragment removes the bias, each
@@ -302,6 +309,10 @@ template <> struct DtypeOps<__nv_bfloat16> {
   static __device__ __forceinline__ void cvt_biased(uint32_t w, uint32_t out[4]) {  // 128 + q
     w4a16_u4x8_to_bf16x8_biased(w, out);
   }
+  // the codes less the integer offsets of rows g and g + 8 (common/dequant.cuh, w4a16_pcol_offset)
+  static __device__ __forceinline__ void cvt_less(uint32_t w, uint32_t c0, uint32_t c1, uint32_t out[4]) {
+    w4a16_u4x8_to_bf16x8_less(w, c0, c1, out);
+  }
   static __device__ __forceinline__ uint16_t from_float(float v) {
     __nv_bfloat16 h = __float2bfloat16_rn(v);
     return *reinterpret_cast<uint16_t *>(&h);
@@ -331,6 +342,10 @@ template <> struct DtypeOps<__half> {
   }
   static __device__ __forceinline__ void cvt_biased(uint32_t w, uint32_t out[4]) {  // 1024 + q
     w4a16_u4x8_to_f16x8_biased(w, out);
+  }
+  // the codes less the integer offsets of rows g and g + 8 (common/dequant.cuh, w4a16_pcol_offset)
+  static __device__ __forceinline__ void cvt_less(uint32_t w, uint32_t c0, uint32_t c1, uint32_t out[4]) {
+    w4a16_u4x8_to_f16x8_less(w, c0, c1, out);
   }
   static __device__ __forceinline__ uint16_t from_float(float v) {
     __half h = __float2half_rn(v);

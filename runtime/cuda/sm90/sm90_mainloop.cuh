@@ -10,11 +10,14 @@
 //            same half of the previous block (two wgmma groups a block);
 //   serial   the previous block's wgmmas drain before the conversion.
 // The post-scaled mainloop (Cfg::kPostScaled) replaces the pre-scaled one for scale-only groups of at
-// least TK. With Cfg::kNarrowTail a unit's wgmmas take N = its token width (Mainloop::width: TM, or a
-// narrow unit's 64 or 128) and write the first width / 2 accumulators of a row block. The width is
-// chosen per wgmma group by a uniform branch around its fence, wgmmas and commit, all three inside
-// each branch: with the fence or the commit outside it ptxas injects warpgroup.arrive (C7519), and a
-// mainloop of its own per width makes it serialize every wgmma of the kernel (C7512).
+// least TK. Per-column zero points (one group row): a warp whose rows' offsets -z / s are all
+// integers converts q - zq exactly and scales its accumulators at the end of the unit
+// (Mainloop::pcol_fast). With Cfg::kNarrowTail a unit's wgmmas take N = its token width
+// (Mainloop::width: TM, or a narrow unit's 64 or 128) and write the first width / 2 accumulators of
+// a row block. The width is chosen per wgmma group by a uniform branch around its fence, wgmmas and
+// commit, all three inside each branch: with the fence or the commit outside it ptxas injects
+// warpgroup.arrive (C7519), and a mainloop of its own per width makes it serialize every wgmma of
+// the kernel (C7512).
 #ifndef W4A16_SM90_MAINLOOP_CUH
 #define W4A16_SM90_MAINLOOP_CUH
 
@@ -72,6 +75,47 @@ struct Mainloop {
   float (&acc)[C::R][C::TM / 2];
   uint32_t prev_s;  // the stage of the previous k-block, released once its wgmmas are done
   int width;        // the unit's token width (narrow_tile, sm90_schedule.cuh)
+  // Per-column zero points (Cfg::kPcolFast, one group row, group >= K: pcol()): where every row of a
+  // warp has an integer offset r = -z / s (common/dequant.cuh, w4a16_pcol_integer), read from the
+  // unit's first stage (pcol_load), its codes go in as q - r, exact, in two instructions a register
+  // and no scale or zero rows are read (pc_fast: pc_a the rows' offset constants; their scales are
+  // applied to the accumulators at the end of the unit); otherwise the zero-point conversion of
+  // groups, q s + z. The warps of a warpgroup may differ: the branch covers the conversion only, and
+  // every warp issues the same wgmmas.
+  bool pc_fast = false;
+  uint32_t pc_a[C::R][2] = {};
+
+  __device__ __forceinline__ bool pcol() const { return C::kZeros && p.gshift == 30; }
+  // Per-column zero points: whether the warp's rows all have integer offsets, from the unit's first
+  // stage (waited for here; stage_in's wait on it then passes at once)
+  __device__ __forceinline__ bool pcol_fast(int kn) {
+    if (!pcol() || kn <= 0) return false;
+    mbar_wait(sm.bar_full + 8 * (pos0 % C::STAGES), (pos0 / C::STAGES) & 1u);
+    pcol_load(CHUNK ? chunk_scale_rows(0) : sm.base + (pos0 % C::STAGES) * C::kStageBytes + C::kSOff);
+    return pc_fast;
+  }
+  // the warp's choice of conversion from its rows' scales and zeros (the rows at sr)
+  __device__ __forceinline__ void pcol_load(uint32_t sr) {
+    constexpr bool kBf16 = std::is_same<T, __nv_bfloat16>::value;
+    float sv[C::R][2], zv[C::R][2], rv[C::R][2];
+    bool all_int = true;
+#pragma unroll
+    for (int r = 0; r < C::R; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t a0 = sr + (cs.rowbase + r * 64 + cs.warp * 16 + cs.g + 8 * h) * 2;
+        sv[r][h] = Ops::to_float(lds16(a0));
+        zv[r][h] = Ops::to_float(lds16(a0 + (C::kZOff - C::kSOff)));
+        all_int = w4a16_pcol_integer<kBf16>(sv[r][h], zv[r][h], &rv[r][h]) && all_int;
+      }
+    pc_fast = __all_sync(0xffffffffu, all_int);
+#pragma unroll
+    for (int r = 0; r < C::R; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        pc_a[r][h] = w4a16_pcol_offset<kBf16>(rv[r][h], h);
+      }
+  }
 
   // the scale (zero) rows of k-block kb under chunks: in the stage of its chunk's first k-block, rows
   // from that k-block's group on (groups of at most TK: TK / group rows a k-block)
@@ -123,13 +167,11 @@ struct Mainloop {
     wgmma_commit();
   }
 
-  // Steps LO .. HI - 1 of k-block kb (stage st): the fragments converted into frag (dequantized,
-  // scaled and shifted by the zero), then their wgmmas as one group.
+  // The fragments of steps LO .. HI - 1: dequantized, scaled and shifted by the zero.
   template <int LO, int HI>
-  __device__ __forceinline__ void issue(int kb, uint32_t st, const uint4 (&wq)[C::R][C::KT],
-                                        const uint32_t (&s2)[C::R][C::K16 / 2][2],
-                                        const uint32_t (&z2)[C::R][C::K16 / 2][2],
-                                        uint32_t (&frag)[C::R][C::K16][4]) {
+  __device__ __forceinline__ void convert(const uint4 (&wq)[C::R][C::KT], const uint32_t (&s2)[C::R][C::K16 / 2][2],
+                                          const uint32_t (&z2)[C::R][C::K16 / 2][2],
+                                          uint32_t (&frag)[C::R][C::K16][4]) const {
 #pragma unroll
     for (int k16 = LO; k16 < HI; ++k16)
 #pragma unroll
@@ -152,6 +194,24 @@ struct Mainloop {
           f[3] = Ops::mul(q[3], shi);
         }
       }
+  }
+
+  // Steps LO .. HI - 1 of k-block kb (stage st): the fragments converted into frag (convert; per-column
+  // integer zero points, pc_fast: q - r), then their wgmmas as one group.
+  template <int LO, int HI>
+  __device__ __forceinline__ void issue(int kb, uint32_t st, const uint4 (&wq)[C::R][C::KT],
+                                        const uint32_t (&s2)[C::R][C::K16 / 2][2],
+                                        const uint32_t (&z2)[C::R][C::K16 / 2][2],
+                                        uint32_t (&frag)[C::R][C::K16][4]) {
+    if (C::kPcolFast && pc_fast) {
+#pragma unroll
+      for (int k16 = LO; k16 < HI; ++k16)
+#pragma unroll
+        for (int r = 0; r < C::R; ++r)
+          Ops::cvt_less(word_of(wq[r][k16 >> 2], k16), pc_a[r][0], pc_a[r][1], frag[r][k16]);
+    } else {
+      convert<LO, HI>(wq, s2, z2, frag);
+    }
     uint64_t dch[C::KT];
     chunk_descs(st, dch);
     if constexpr (C::kNarrowTail) {
@@ -168,7 +228,8 @@ struct Mainloop {
     }
   }
 
-  // One k-block of the pre-scaled mainloop into fragment buffer B of a (B = 1 only with kOverlap).
+  // One k-block of the pre-scaled mainloop into fragment buffer B of a (B = 1 only with kOverlap);
+  // per-column integer zero points (pc_fast) read no scale or zero rows.
   template <int B>
   __device__ __forceinline__ void kstep(int kb, uint32_t (&a)[kOverlap ? 2 : 1][C::R][C::K16][4]) {
     uint32_t a_local[C::R][C::K16][4];  // serial order: fragments live within one step
@@ -180,19 +241,21 @@ struct Mainloop {
     // scales (zeros) of rows g and g+8, per pair of k16 steps (a group spans >= 32 k)
     uint32_t s2[C::R][C::K16 / 2][2];
     uint32_t z2[C::R][C::K16 / 2][2];
+    if (!(C::kPcolFast && pc_fast)) {
 #pragma unroll
-    for (int jj = 0; jj < C::K16 / 2; ++jj) {
-      const int gr = cs.small_group ? ((jj * 32) >> p.gshift) : 0;
+      for (int jj = 0; jj < C::K16 / 2; ++jj) {
+        const int gr = cs.small_group ? ((jj * 32) >> p.gshift) : 0;
 #pragma unroll
-      for (int r = 0; r < C::R; ++r) {
-        const uint32_t a0 = sr + gr * C::kRowBytes + (cs.rowbase + r * 64 + cs.warp * 16 + cs.g) * 2;
-        const uint32_t lo = lds16(a0), hi = lds16(a0 + 16);
-        s2[r][jj][0] = lo | (lo << 16);
-        s2[r][jj][1] = hi | (hi << 16);
-        if (C::kZeros) {
-          const uint32_t zl = lds16(a0 + (C::kZOff - C::kSOff)), zh = lds16(a0 + (C::kZOff - C::kSOff) + 16);
-          z2[r][jj][0] = zl | (zl << 16);
-          z2[r][jj][1] = zh | (zh << 16);
+        for (int r = 0; r < C::R; ++r) {
+          const uint32_t a0 = sr + gr * C::kRowBytes + (cs.rowbase + r * 64 + cs.warp * 16 + cs.g) * 2;
+          const uint32_t lo = lds16(a0), hi = lds16(a0 + 16);
+          s2[r][jj][0] = lo | (lo << 16);
+          s2[r][jj][1] = hi | (hi << 16);
+          if (C::kZeros) {
+            const uint32_t zl = lds16(a0 + (C::kZOff - C::kSOff)), zh = lds16(a0 + (C::kZOff - C::kSOff) + 16);
+            z2[r][jj][0] = zl | (zl << 16);
+            z2[r][jj][1] = zh | (zh << 16);
+          }
         }
       }
     }
@@ -310,16 +373,29 @@ struct Mainloop {
 
   // The unit's mainloop: acc from zero, then released every stage but the last (prev_s).
   __device__ __forceinline__ void run(int kn) {
+    bool post = false;  // the post-scaled mainloop for groups of at least TK
+    if constexpr (C::kPostScaled) post = p.group >= C::TK;
+    // (before the accumulators are zeroed: ptxas spills zeros held across its wait)
+    const bool fast = C::kPcolFast && !post && pcol_fast(kn);
 #pragma unroll
     for (int r = 0; r < C::R; ++r)
 #pragma unroll
       for (int i = 0; i < C::TM / 2; ++i) acc[r][i] = 0.f;
-    bool post = false;  // the post-scaled mainloop for groups of at least TK
-    if constexpr (C::kPostScaled) post = p.group >= C::TK;
     if (post) {
       if constexpr (C::kPostScaled) post_scaled(kn);
     } else {
       pre_scaled(kn);
+    }
+    if (fast) {
+      // the rows' scales, from the last stage (not yet released; every stage holds the same row)
+      const uint32_t sr = CHUNK ? chunk_scale_rows(kn - 1) : sm.base + prev_s * C::kStageBytes + C::kSOff;
+#pragma unroll
+      for (int r = 0; r < C::R; ++r) {
+        const uint32_t a0 = sr + (cs.rowbase + r * 64 + cs.warp * 16 + cs.g) * 2;
+        const float s0 = Ops::to_float(lds16(a0)), s1 = Ops::to_float(lds16(a0 + 16));
+#pragma unroll
+        for (int i = 0; i < C::TM / 2; ++i) acc[r][i] *= (i & 2) ? s1 : s0;
+      }
     }
 #pragma unroll
     for (int r = 0; r < C::R; ++r)
