@@ -3,7 +3,8 @@
  *
  * GPU cases, per dtype x mode (and group size 128, 64 with a K tail, per-column): unequal counts
  * with empty experts, one expert with every row, counts 0..300 over 16 experts, with and without
- * the row gather and the per-row scale, int32 and int64 offsets, rows above offsets[E]. D is
+ * the row gather and the per-row scale, int32 and int64 offsets, rows above offsets[E], per-column
+ * integer zero points (gcase.int_zeros). D is
  * poisoned (NaN bits) with guard rows before and after it: every row of a valid expert must match
  * the reference (||D - ref|| / ||ref|| < 2e-3 fp16, < 1e-2 bf16, no NaN), every other row and
  * both guards must keep the poison. The status word (poisoned first) must read 0. Bad offsets
@@ -324,6 +325,8 @@ typedef struct gcase {
   int k, group;   /* group 0: per-column */
   int gather, row_scale, off64;
   int n;          /* 0: 256 */
+  int int_zeros;  /* integer zero points z = -s zq, zq in 0..15 (the checkpoints' kind; per column, the
+                     Hopper form's integer-offset codes, sm90_mainloop.cuh) */
 } gcase;
 
 static const int kUnequal[] = {0, 1, 5, 16, 17, 0, 33, 2};
@@ -385,6 +388,10 @@ static void gdata_make(gdata *g, const gcase *c, w4a16_dtype dtype, w4a16_quant_
   for (size_t i = 0; i < (size_t)E * G * N; ++i) {
     g->scales[i] = test_to_dtype(test_scale(rng), dtype);
     g->zeros[i] = test_to_dtype((float)test_rng_uniform(rng, -0.1, 0.1), dtype);
+    if (c->int_zeros) {
+      const float zq = (float)(test_rng_next(rng) & 15u);
+      g->zeros[i] = test_to_dtype(-(float)test_from_dtype(g->scales[i], dtype) * zq, dtype);
+    }
   }
   g->packed = calloc((size_t)E * N * K / 2, 1);
   for (int e = 0; e < E; ++e)
@@ -542,18 +549,21 @@ static void test_kernels(void **state) {
   }
   test_rng rng = test_rng_fresh("test_grouped");
   const gcase cases[] = {
-      {"unequal", 8, kUnequal, 0, 512, 128, 0, 0, 0, 0},
-      {"unequal gather rowscale i64", 8, kUnequal, 5, 512, 128, 1, 1, 1, 0},
-      {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0, 0},
-      {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0, 0},
-      {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1, 0},
+      {"unequal", 8, kUnequal, 0, 512, 128, 0, 0, 0, 0, 0},
+      {"unequal gather rowscale i64", 8, kUnequal, 5, 512, 128, 1, 1, 1, 0, 0},
+      {"one expert", 4, kOne, 0, 512, 128, 1, 0, 0, 0, 0},
+      {"spread 0..300 gather", 16, kSpread, 3, 576, 64, 1, 1, 0, 0, 0},
+      {"decode counts", 16, kDecode, 0, 1024, 32, 1, 1, 1, 0, 0},
       /* one group a column (group_size 0 = K) in the group modes */
-      {"decode counts per-column", 16, kDecode, 2, 1024, 0, 1, 0, 0, 0},
+      {"decode counts per-column", 16, kDecode, 2, 1024, 0, 1, 0, 0, 0, 0},
+      /* per-column integer zero points: every token tile width, gathered and in grouped order */
+      {"spread 0..300 per-column integer zeros gather", 16, kSpread, 0, 576, 0, 1, 0, 0, 0, 1},
+      {"narrow tiles per-column integer zeros rowscale", 10, kTails, 0, 512, 0, 0, 1, 0, 208, 1},
       /* A in grouped order (no gather), an N tail and a K tail of the 128-row tiles */
-      {"spread 0..300 rowscale i64 tails", 16, kSpread, 3, 576, 64, 0, 1, 1, 208},
+      {"spread 0..300 rowscale i64 tails", 16, kSpread, 3, 576, 64, 0, 1, 1, 208, 0},
       /* the narrow last tiles of an expert, gathered and in grouped order */
-      {"narrow tiles gather", 10, kTails, 0, 512, 128, 1, 0, 0, 0},
-      {"narrow tiles rowscale", 10, kTails, 7, 512, 128, 0, 1, 0, 0},
+      {"narrow tiles gather", 10, kTails, 0, 512, 128, 1, 0, 0, 0, 0},
+      {"narrow tiles rowscale", 10, kTails, 7, 512, 128, 0, 1, 0, 0, 0},
   };
   const w4a16_quant_mode modes[] = {W4A16_PER_COLUMN_SCALE_ONLY, W4A16_FINEGRAINED_SCALE_ONLY,
                                     W4A16_FINEGRAINED_SCALE_AND_ZEROS};
@@ -610,7 +620,7 @@ static void test_bad_offsets(void **state) {
   const int32_t bad[][5] = {{0, 10, 5, 24, 28}, {0, 10, 16, 24, 40}, {-3, 10, 16, 24, 28}};
   const int want[] = {W4A16_GROUPED_BAD_ORDER, W4A16_GROUPED_BAD_RANGE, W4A16_GROUPED_BAD_RANGE};
   for (size_t v = 0; v < 4; ++v) {
-    const gcase c = {"bad", 4, counts, 0, 512, 128, v == 3, 0, 0, 0};
+    const gcase c = {"bad", 4, counts, 0, 512, 128, v == 3, 0, 0, 0, 0};
     gdata g;
     gdata_make(&g, &c, W4A16_DTYPE_BF16, W4A16_FINEGRAINED_SCALE_ONLY, &rng);
     const size_t total = ((size_t)g.rows + 2 * GUARD_ROWS) * g.n;
@@ -712,7 +722,7 @@ static void test_profile(void **state) {
   const w4a16_profile_options opts = {2, 3, 4 << 20, 0};
   int profiled = 0;
   for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ++ki) {
-    const gcase c = {"profile", 8, kUnequal, 5, 512, 128, ki != 0, 1, 0, 0};
+    const gcase c = {"profile", 8, kUnequal, 5, 512, 128, ki != 0, 1, 0, 0, 0};
     gdata g;
     gdata_make(&g, &c, kinds[ki].dtype, kinds[ki].mode, &rng);
     w4a16_grouped_gemm_args a = gdata_args(&g, &c);
