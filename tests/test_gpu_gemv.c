@@ -486,7 +486,7 @@ static void test_pcol_zeros(void **state) {
         g.z[p.n - 1] = test_to_dtype(0.0f, p.dtype);
       } else {
         for (int64_t j = 0; j < p.n; ++j)
-          g.z[j] = test_to_dtype(-(float)test_from_dtype(g.s[j], p.dtype) * (float)(test_rng_next(&r) & 15u), p.dtype);
+          g.z[j] = test_integer_zero(&r, g.s[j], p.dtype);
         if (kind == 2) g.z[5] = test_to_dtype(-0.0123f, p.dtype);
       }
       CUDA_OK(cudaMemcpy(g.ds, g.s, sizeof(uint16_t) * (size_t)p.n, cudaMemcpyHostToDevice));

@@ -153,8 +153,7 @@ static void run_case(test_rng *r, const gpu_case *c, void **ws, size_t *ws_bytes
   for (int64_t i = 0; i < groups * n; ++i) {
     s[i] = test_to_dtype(test_scale(r), p->dtype);
     z[i] = test_to_dtype((float)test_rng_uniform(r, -0.12, 0.02), p->dtype);
-    if (c->zeros != 0) z[i] = test_to_dtype(-(float)test_from_dtype(s[i], p->dtype) * (float)(test_rng_next(r) & 15u),
-                                            p->dtype);
+    if (c->zeros != 0) z[i] = test_integer_zero(r, s[i], p->dtype);
   }
   if (c->zeros == 2 && n > 21) {
     for (int64_t gi = 0; gi < groups; ++gi) {

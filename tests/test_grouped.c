@@ -388,10 +388,7 @@ static void gdata_make(gdata *g, const gcase *c, w4a16_dtype dtype, w4a16_quant_
   for (size_t i = 0; i < (size_t)E * G * N; ++i) {
     g->scales[i] = test_to_dtype(test_scale(rng), dtype);
     g->zeros[i] = test_to_dtype((float)test_rng_uniform(rng, -0.1, 0.1), dtype);
-    if (c->int_zeros) {
-      const float zq = (float)(test_rng_next(rng) & 15u);
-      g->zeros[i] = test_to_dtype(-(float)test_from_dtype(g->scales[i], dtype) * zq, dtype);
-    }
+    if (c->int_zeros) g->zeros[i] = test_integer_zero(rng, g->scales[i], dtype);
   }
   g->packed = calloc((size_t)E * N * K / 2, 1);
   for (int e = 0; e < E; ++e)

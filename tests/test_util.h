@@ -103,6 +103,12 @@ static inline float test_scale(test_rng *r) {
   return (test_rng_next(r) >> 63) ? -s : s;
 }
 
+/* An integer zero point as checkpoints store it: z = -s zq with zq random in 0..15, s (the scale's
+   bits in dtype) read back, the product rounded to dtype */
+static inline uint16_t test_integer_zero(test_rng *r, uint16_t s, w4a16_dtype dtype) {
+  return test_to_dtype(-(float)test_from_dtype(s, dtype) * (float)(test_rng_next(r) & 15u), dtype);
+}
+
 static inline w4a16_problem test_problem(int64_t m, int64_t n, int64_t k, int group, w4a16_quant_mode mode,
                                          w4a16_dtype dtype) {
   w4a16_problem p;
