@@ -327,6 +327,7 @@ def from_awq(qweight: Array, qzeros: Array, scales: Array, *, group_size: Option
         raise TypeError("qzeros is required ([G, N/8] int32)")
     qw_words, zw, s, g = _qweight_qzeros_scales(qweight, qzeros, scales, group_size, False,
                                                 "from_awq")
+    assert zw is not None  # (qzeros given)
     # words [N/8, K] -> [N, K]: row 8c + j is nibble AWQ_NIBBLE_OF_COLUMN[j] of word row c
     codes = _nibbles_along_rows(np.ascontiguousarray(qw_words.T), AWQ_NIBBLE_OF_COLUMN)
     zq = _nibbles_along_cols(zw, AWQ_NIBBLE_OF_COLUMN).astype(np.int16)
@@ -776,7 +777,7 @@ def _convert(tensors: _TensorReader, qc: Dict[str, Any], method: str, dtype: Any
             elif _ignored(qc.get("modules_to_not_convert") or (), module, True):
                 skipped[module] = "listed in modules_to_not_convert"
                 continue
-            cfg = {**qc, **overrides}
+            cfg = {**qc, **(overrides or {})}
             bits = int(_cfg(cfg, "bits", "w_bit", default=4))
             gsize = _cfg(cfg, "group_size", "q_group_size", default=-1)
             try:

@@ -73,7 +73,8 @@ class GroupedQuantizedWeight:
         dev = ts[0].qweight.device
         return cls(torch.stack([t.qweight.to(dev) for t in ts]),
                    torch.stack([t.scales.to(dev) for t in ts]),
-                   None if w0.zeros is None else torch.stack([t.zeros.to(dev) for t in ts]),
+                   None if w0.zeros is None else
+                   torch.stack([t.zeros.to(dev) for t in ts if t.zeros is not None]),
                    group_size=w0.group_size, n=w0.n, k=w0.k, dtype=w0.dtype)
 
     def expert(self, e: int) -> QuantizedWeight:
@@ -124,6 +125,14 @@ class MoE(nn.Module):
     (``_zeros``) ``[E, G', H]``. ``forward(hidden_states [T, H], top_k_index [T, k],
     top_k_weights [T, k]) -> [T, H]`` in the activation dtype.
     """
+
+    # the buffers (registered in __init__; declared for type checkers)
+    gate_up_qweight: Tensor
+    gate_up_scales: Tensor
+    gate_up_zeros: Optional[Tensor]
+    down_qweight: Tensor
+    down_scales: Tensor
+    down_zeros: Optional[Tensor]
 
     def __init__(self, gate_up: GroupedQuantizedWeight, down: GroupedQuantizedWeight) -> None:
         super().__init__()

@@ -53,6 +53,14 @@ class Linear(nn.Module):
     ``[..., N]``; see :mod:`w4a16.ops` for the layout rules.
     """
 
+    # the buffers (registered in __init__ / from_quantized; declared for type checkers)
+    qweight: Tensor
+    scales: Tensor
+    zeros: Optional[Tensor]
+    bias: Optional[Tensor]
+    perm: Optional[Tensor]
+    perm_i32: Optional[Tensor]
+
     def __init__(self, in_features: int, out_features: int, group_size: int = 128,
                  zero_point: bool = False, bias: bool = True, dtype: Any = torch.bfloat16,
                  device: Any = None) -> None:

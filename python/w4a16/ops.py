@@ -82,7 +82,7 @@ refusal. ``M = 0`` returns an empty ``[..., N]`` output without a launch.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -103,12 +103,13 @@ _graph_ws: Dict[int, Tensor] = {}
 #: to time the programmatic launch (``bench/decode_bench.py --pdl``).
 GEMM_FLAGS: int = GEMM_NO_PDL
 
+_raw_stream: Callable[[int], int]
+_current_device: Callable[[], int]
 try:
     _raw_stream = torch._C._cuda_getCurrentRawStream  # the stream handle without a Stream object
     _current_device = torch._C._cuda_getDevice  # torch.cuda.current_device() without its checks
 except AttributeError:  # pragma: no cover - older torch or a build without CUDA
-    def _raw_stream(index: int) -> int:
-        return torch.cuda.current_stream(index).cuda_stream
+    _raw_stream = lambda index: torch.cuda.current_stream(index).cuda_stream  # noqa: E731
     _current_device = torch.cuda.current_device
 
 
@@ -394,12 +395,13 @@ def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
         return out
     a2, lda = _rows_view(a, k, "a")
     c_group = 0 if mode == _dtypes.PER_COLUMN_SCALE_ONLY else group
-    args = (e, rows, n, k, lda, n, a.shape[0], c_group, mode, _C_DTYPE[a.dtype],
-            offsets.dtype == torch.int64, a2.data_ptr(), w.data_ptr(), scales.data_ptr(),
-            0 if zeros is None else zeros.data_ptr(), offsets.data_ptr(),
-            0 if row_index is None else row_index.data_ptr(),
-            0 if row_scale is None else row_scale.data_ptr(), out.data_ptr(), float(alpha),
-            0 if status is None else status.data_ptr())
+    args: _GroupedArgs = (
+        e, rows, n, k, lda, n, a.shape[0], c_group, mode, _C_DTYPE[a.dtype],
+        offsets.dtype == torch.int64, a2.data_ptr(), w.data_ptr(), scales.data_ptr(),
+        0 if zeros is None else zeros.data_ptr(), offsets.data_ptr(),
+        0 if row_index is None else row_index.data_ptr(),
+        0 if row_scale is None else row_scale.data_ptr(), out.data_ptr(), float(alpha),
+        0 if status is None else status.data_ptr())
     if index != _current_device():
         with torch.cuda.device(index):
             _grouped_call(args, row_index is not None, index, a.device)
@@ -408,7 +410,12 @@ def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
     return out
 
 
-def _grouped_call(args: Tuple, gather: bool, index: int, device: torch.device) -> None:
+#: ``_gemm.grouped_gemm_raw``'s arguments before the stream (experts ... status)
+_GroupedArgs = Tuple[int, int, int, int, int, int, int, int, int, int, bool, int, int, int, int,
+                     int, int, int, int, float, int]
+
+
+def _grouped_call(args: _GroupedArgs, gather: bool, index: int, device: torch.device) -> None:
     """The grouped library call on the current device (index), with its workspace."""
     e, rows, n, k = args[0], args[1], args[2], args[3]
     need = _gemm.grouped_workspace_bytes(e, rows, n, k, args[7], args[8], args[9], gather)

@@ -316,7 +316,7 @@ try:
     import torch.distributed as _dist
     from torch import nn as _tnn
 except ImportError:  # torch is optional: the host functions above work without it
-    _torch_mod = None
+    _torch_mod = None  # type: ignore[assignment]
 
 if _torch_mod is not None:
     from .nn import Linear as _QLinear
