@@ -82,7 +82,7 @@ refusal. ``M = 0`` returns an empty ``[..., N]`` output without a launch.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -109,7 +109,9 @@ try:
     _raw_stream = torch._C._cuda_getCurrentRawStream  # the stream handle without a Stream object
     _current_device = torch._C._cuda_getDevice  # torch.cuda.current_device() without its checks
 except AttributeError:  # pragma: no cover - older torch or a build without CUDA
-    _raw_stream = lambda index: torch.cuda.current_stream(index).cuda_stream  # noqa: E731
+    def _current_raw_stream(index: int) -> int:
+        return torch.cuda.current_stream(index).cuda_stream
+    _raw_stream = _current_raw_stream
     _current_device = torch.cuda.current_device
 
 
@@ -376,6 +378,11 @@ def _grouped_check(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor]
     return e, rows, n, k, group, mode
 
 
+#: ``_gemm.grouped_gemm_raw``'s arguments before the stream (experts ... status)
+_GroupedArgs = Tuple[int, int, int, int, int, int, int, int, int, int, bool, int, int, int, int,
+                     int, int, int, int, float, int]
+
+
 def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
                   offsets: Tensor, row_index: Optional[Tensor] = None,
                   row_scale: Optional[Tensor] = None, group_size: int = 128, alpha: float = 1.0,
@@ -408,11 +415,6 @@ def _grouped_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
     else:
         _grouped_call(args, row_index is not None, index, a.device)
     return out
-
-
-#: ``_gemm.grouped_gemm_raw``'s arguments before the stream (experts ... status)
-_GroupedArgs = Tuple[int, int, int, int, int, int, int, int, int, int, bool, int, int, int, int,
-                     int, int, int, int, float, int]
 
 
 def _grouped_call(args: _GroupedArgs, gather: bool, index: int, device: torch.device) -> None:
