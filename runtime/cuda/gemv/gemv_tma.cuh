@@ -215,7 +215,10 @@ static __device__ __noinline__ float w4a16_gemv_row_sum(const T *a, int k_total)
 // bytes of tile 0; a_base[nb]: M1: the lane's ldmatrix address of tile 0 (tile u: + 128 u, high
 // 32 k: + 64); else tile 0's 128-byte line of the lane's token row in block nb (line of tile u:
 // + u a_step, the 16-byte chunk swizzled by the line where a_swz is set); s_pair: the scale address
-// (row g) of tiles 0-1 and 2-3 (groups >= 128; smaller groups: rows off s_pair[0]); z_bytes: the zeros' offset from the scales (zero points).
+// (row g) of tiles 0-1 and 2-3 (groups >= 128; smaller groups: rows off s_pair[0]); z_bytes: the
+// zeros' offset from the scales (zero points);
+// nb_live: the n8 token blocks that hold rows (the grouped form's unit of at most 8 rows on a 16-row
+// tile: 1, and block 1's ldmatrix and mma are not issued; its acc stays as it was).
 //
 // Zero points (FINEGRAINED_SCALE_AND_ZEROS): w = q s + z with the raw code q (0..15), so per
 // group sum_k w a_k = s sum_k (MAGIC + q) a_k + (z - MAGIC s) sum_k a_k. The codes go into the mma
@@ -232,7 +235,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
                                                                  const uint32_t (&a_base)[NB],
                                                                  const uint32_t (&s_pair)[2], uint32_t a_step,
                                                                  uint32_t a_swz, uint32_t z_bytes,
-                                                                 const uint32_t (&zc)[2]) {
+                                                                 const uint32_t (&zc)[2], int nb_live = NB) {
   static_assert(NB == 1 || NB == 2, "tile_m 4, 8 or 16: one or two n8 token blocks");
   static_assert(NB == 1 || (VAR & W4A16_GEMV_TMA_M1) == 0, "M = 1: one n8 block");
   // per-column zero points (W4A16_GEMV_TMA_PCOL): the per-column stage, and the row's zq - 8 (zc:
@@ -275,6 +278,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
     for (int x = 0; x < 2; ++x)
 #pragma unroll
       for (int nb = 0; nb < NB; ++nb) {
+        if (nb > 0 && nb >= nb_live) continue;
         uint32_t lo[4], hi[4];
         uint32_t la;
         if constexpr (M1) {
@@ -359,6 +363,7 @@ static __device__ __forceinline__ void w4a16_gemv_tma_stage_fast(float (&acc)[NB
       for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
         for (int h = 0; h < NH; ++h) {  // the k16 steps of scale row h: j = 4 h / NH ..
+          if (nb > 0 && nb >= nb_live) continue;
           float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
           for (int j = 4 * h / NH; j < 4 * (h + 1) / NH; ++j)

@@ -38,7 +38,9 @@
 // Consumer (w4a16_gemv_tma_stage_fast, the swizzled general form; VAR: GBIG for per-column scales
 // and groups >= 128 or one group a column, G64 and G32 for the smaller groups; the row count of an
 // expert is not known to the host, so never M1) and the deterministic reduction over the 8 / R warps
-// of a row block are the dense kernel's. The leading warp of each row block writes alpha x
+// of a row block are the dense kernel's. TILE_M 16: a unit of at most 8 rows passes nb_live = 1, so
+// the second n8 token block's ldmatrix and mma are not issued (an expert's 9-16 rows take one pass
+// over its weights, its fewer rows cost what TILE_M 8 costs). The leading warp of each row block writes alpha x
 // row_scale[r] x (per-column: s[e][n]) x its sum for the chunk's rows.
 //
 // Programmatic dependent launch: every thread waits (griddepcontrol.wait) before reading anything
@@ -235,6 +237,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
     // never stored), tile t0's line of it; tile u's: + u TILE_M lines. (The unit is looked up again
     // for the epilogue rather than held through the main loop, whose registers are at the cap.)
     uint32_t a_base[NB];
+    int nb_live;  // the n8 token blocks with rows (the others' products are neither computed nor stored)
     {
       const int rc =
           w4a16_ggemv_tma_unit_of<R, TILE_M>(before, p.experts, (int)blockIdx.x + j * (int)gridDim.x).rc;
@@ -243,6 +246,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
         const int row = min(nb * 8 + (lane & 7), rc - 1);
         a_base[nb] = L.a_off + (uint32_t)(t0 * TILE_M + row) * 128u;
       }
+      nb_live = (rc + 7) / 8;
     }
     float acc[NB][4];
 #pragma unroll
@@ -254,7 +258,7 @@ __global__ void __launch_bounds__(W4A16_GEMV_THREADS + 32, 2)
       const uint32_t full = bars + 8u * slot;
       w4a16_sm90::mbar_wait(full, phase);
       w4a16_gemv_tma_stage_fast<BF16, MODE, R, NB, TPW, VAR>(acc, st, w_off, a_base, s_pair, a_step, a_swz, L.z_step,
-                                                             zc);
+                                                             zc, nb_live);
       // this thread is done with the slot
       asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(full + 8u * STAGES) : "memory");
       if (++slot == STAGES) {
