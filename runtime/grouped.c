@@ -209,19 +209,22 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   const double per_expert = rows_per_expert(a);
   const int decode = per_expert <= GROUPED_DECODE_ROWS;
   if (kd->family == W4A16_FAMILY_GEMV && kd->schedule == W4A16_SCHEDULE_GEMV_TMA) {
-    /* the TMA decode form (sm_90) ahead of the cp.async one: token tile 8 (4 measured no faster at
-       one row an expert, 16 slower than the sm80-class form at 16 rows an expert), 16 KB stages
-       (the 8 KB ones took about 1.6x the time a byte), and the column block by K and the balance of
-       its units (expert, tile_n rows, 8 of its rows) over the CTAs (two an SM), from an H100 sweep
-       (bench/moe_bench.py --sweep, the three models, T <= 16; each choice within 5 % of the best of
-       the three blocks but on one skewed routing): 64 rows; 128 (256 of K a stage) where K is a
-       multiple of 256 but not of 512 (the 64-row block's last stage would be half empty) and the
-       128-row units still give every CTA one; 32 where
-       K >= 4096 and the 64-row units leave the busiest CTA 10 % above the mean (long units: the
-       balance of the last round pays more than a unit's fixed costs). The units count the experts
-       with rows expected where the rows pick experts independently and uniformly, E (1 - (1 -
-       1/E)^rows) (top-k routing: within 10 % on those problems, where min(E, rows) counts Mixtral's
-       4.5 experts at T = 4 as 8). */
+    /* the TMA decode form (sm_90) ahead of the cp.async one, ranked by its stage (16 KB of weights:
+       the 8 KB ones took about 1.6x the time a byte), then its column block, then its token tile.
+       The column block by K and the balance of its units (expert, tile_n rows, 8 of its rows) over
+       the CTAs (two an SM), from an H100 sweep (bench/moe_bench.py --sweep, the three models, T <=
+       16; each choice within 5 % of the best of the three blocks but on one skewed routing): 64
+       rows; 128 (256 of K a stage) where K is a multiple of 256 but not of 512 (the 64-row block's
+       last stage would be half empty) and the 128-row units still give every CTA one; 32 where K >=
+       4096 and the 64-row units leave the busiest CTA 10 % above the mean (long units: the balance
+       of the last round pays more than a unit's fixed costs). The units count the experts with rows
+       expected where the rows pick experts independently and uniformly, E (1 - (1 - 1/E)^rows)
+       (top-k routing: within 10 % on those problems, where min(E, rows) counts Mixtral's 4.5
+       experts at T = 4 as 8). The token tile: 16 on the 64- and 128-row blocks, which serves an
+       expert's 9-16 rows in one pass over its weights and a unit of at most 8 at the cost of the
+       8-row tile (it skips the second token block; H100 sweep, T = 4-64: 0.85-1.03x tile 8's time),
+       8 on the 32-row block (whose 16-row kernels have 8 KB stages) and where the 16-row kernels
+       are not built (groups below 128; spills); 4 measured no faster at one row an expert. */
     if (!decode) return 1e9 + kd->tile_n;
     const double e = (double)a->experts, rows = (double)(a->rows > 0 ? a->rows : 1);
     const double used_est = e * (1.0 - pow(1.0 - 1.0 / e, rows));
@@ -231,8 +234,9 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
                      : a->k >= 4096 && ceil(u64) > 1.1 * u64 ? 32
                                                                : 64;
     const double block = kd->tile_n == want ? 0.0 : kd->tile_n == 64 ? 1.0 : 2.0;
-    return 500.0 + (kd->tile_m == 8 ? 0.0 : 100.0) + (kd->tile_n * kd->tile_k == 32768 ? 0.0 : 10.0) + block +
-           (double)kd->stages / 1000.0;
+    const int want_m = want == 32 ? 8 : 16;
+    return 500.0 + (kd->tile_n * kd->tile_k == 32768 ? 0.0 : 100.0) + 10.0 * block +
+           (kd->tile_m == want_m ? 0.0 : kd->tile_m == 8 ? 1.0 : 2.0) + (double)kd->stages / 1000.0;
   }
   if (kd->family == W4A16_FAMILY_GEMV) {
     if (!decode) return 1e9 + kd->tile_n;

@@ -290,15 +290,17 @@ static void test_heuristic(void **state) {
     assert_int_equal(out[0]->tile_m, 64);
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
-     blocks): Mixtral's down at one token (two experts, long K) 32 rows, and at four tokens too (8
-     rows: about 5.3 experts with rows expected, whose 64-row units fall unevenly on the CTAs; as 8
-     experts they would not), DeepSeek-V2-Lite's down (K = 1408) 64, Qwen3-30B-A3B's down (K = 768,
-     not a multiple of 512) 128 */
-  static const struct { int64_t experts, rows, n, k; const char *want; } tma[] = {
-      {8, 2, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
-      {8, 8, 4096, 14336, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
-      {64, 6, 2048, 1408, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
-      {128, 32, 2048, 768, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma"}};
+     blocks) and its token tile (16 rows on the 64- and 128-row blocks where the group allows it, 8
+     on the 32-row block): Mixtral's down at one token (two experts, long K) 32 rows, and at four
+     tokens too (8 rows: about 5.3 experts with rows expected, whose 64-row units fall unevenly on
+     the CTAs; as 8 experts they would not), DeepSeek-V2-Lite's down (K = 1408) 64 (with groups of
+     64, tile 8), Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
+  static const struct { int64_t experts, rows, n, k; int group; const char *want; } tma[] = {
+      {8, 2, 4096, 14336, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {8, 8, 4096, 14336, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
+      {64, 6, 2048, 1408, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma"},
+      {64, 6, 2048, 1408, 64, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
+      {128, 32, 2048, 768, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m16_k256_s4_tma"}};
   int have_tma = 1;
   for (size_t i = 0; i < sizeof tma / sizeof tma[0]; ++i) {
     have_tma &= w4a16_grouped_kernel_find(tma[i].want) != NULL;
@@ -310,6 +312,7 @@ static void test_heuristic(void **state) {
     a.rows = tma[i].rows;
     a.n = tma[i].n;
     a.k = tma[i].k;
+    a.group_size = tma[i].group;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_string_equal(out[0]->name, tma[i].want);
   }

@@ -36,10 +36,17 @@ TMA_TILES = {(32, 8, 2, 5), (64, 8, 4, 3), (64, 8, 2, 6), (128, 8, 4, 4), (128, 
              (32, 16, 2, 4), (64, 16, 4, 3), (64, 16, 2, 6), (128, 16, 4, 4), (128, 16, 2, 6),
              (64, 4, 4, 4), (64, 4, 4, 5), (128, 4, 4, 5), (32, 4, 4, 4), (64, 8, 4, 4), (128, 8, 4, 5),
              (32, 8, 4, 3), (32, 8, 2, 6)}
-# the H100 sweep's winners at decode (bench/moe_bench.py --sweep, T <= 16, the three models), all
+# the H100 sweep's winners at decode (bench/moe_bench.py --sweep, T <= 64, the three models), all
 # with 16 KB stages: 64 rows in most problems, 128 rows where K is not a multiple of 512, 32 rows
-# where the 64-row units leave CTAs idle or uneven on long K (grouped.c's rule)
-TMA_DEFAULT = {(32, 8, 4, 3), (64, 8, 4, 3), (128, 8, 4, 4)}
+# where the 64-row units leave CTAs idle or uneven on long K (grouped.c's rule); 16 token rows a
+# unit on the 64- and 128-row blocks (an expert's 9-16 rows in one pass over its weights; a unit of
+# at most 8 skips the second token block's work), 8 on the 32-row block and for groups below 128
+TMA_DEFAULT = {(32, 8, 4, 3), (64, 8, 4, 3), (128, 8, 4, 4), (64, 16, 4, 3), (128, 16, 4, 4)}
+# (dtype, mode, tile_n) of the 16-row tiles above left out where ptxas spills at the two-CTA
+# register cap: the consumer of zero points in groups (36-64 bytes) and fp16's 64-row block (4 bytes);
+# the selection then takes the 8-row tile
+TMA_DEFAULT_M16_SPILLS = {(DType.F16, QuantMode.FINEGRAINED_SCALE_ONLY, 64)} | {
+    (d, QuantMode.FINEGRAINED_SCALE_AND_ZEROS, tn) for d in DType for tn in (64, 128)}
 TMA_TABLE_BYTES = (3 * 256 + 4) * 4  # W4A16_GGEMV_TMA_TABLE_BYTES
 TMA_TEMPLATE = "grouped_gemv_tma_kernel.cu.j2"
 
@@ -114,5 +121,7 @@ def is_valid(c):
 
 def is_default(c):
     if c.schedule == Schedule.GEMV_TMA:
+        if c.tile_m == 16 and (c.dtype, c.mode, c.tile_n) in TMA_DEFAULT_M16_SPILLS:
+            return False
         return (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages) in TMA_DEFAULT
     return (c.tile_n, c.tile_m, c.tile_k, c.stages) in DEFAULT
