@@ -23,7 +23,11 @@
 #define GROUPED_TABLE_MAX_EXPERTS 256
 /* The Hopper form above GROUPED_SM90_MIN_ROWS rows a used expert (below, the sm80-class form's
    32-token tile wastes less on small experts: H100, bench/moe_bench.py --sweep, Qwen3-30B-A3B at 16
-   rows an expert 0.78-0.90x the Hopper form's time on uniform routing), and from
+   rows an expert 0.78-0.90x the Hopper form's time on uniform routing), above
+   GROUPED_SM90_MID_ROWS where K is at least GROUPED_SM90_LONG_K (enough k-blocks a unit to fill the
+   Hopper form's pipeline: DeepSeek-V2-Lite's gate and up at 24 and 30 rows an expert 0.83-0.98x the
+   sm80-class form's time, Qwen3-30B-A3B's at 20 0.94x on Zipf routing, 1.04x on uniform; the down
+   GEMMs, K = 768 and 1408, stay with the sm80-class form: Qwen3's at 20 rows 1.09-1.21x), and from
    GROUPED_SM90_MIN_ROWS_BIG rows on where one expert's packed weights pass GROUPED_L2_EXPERT_BYTES:
    an expert with more rows than a token tile reads its weights once a tile, from HBM once they
    outgrow the L2, so on skewed routing the 64-token tile reads Mixtral's experts fewer times
@@ -43,6 +47,8 @@
 #define GROUPED_GATHER_FIRST_TILE 256
 #define GROUPED_SM90_MIN_ROWS 32
 #define GROUPED_SM90_MIN_ROWS_BIG 16
+#define GROUPED_SM90_MID_ROWS 16
+#define GROUPED_SM90_LONG_K 2048
 #define GROUPED_SM90_NARROW_ROWS 64
 #define GROUPED_SM90_WIDE_ROWS 512
 #define GROUPED_L2_EXPERT_BYTES (16.0 * 1024 * 1024)
@@ -248,7 +254,9 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   }
   if (kd->family == W4A16_FAMILY_SM90) {
     const int big = (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
-    if (decode || (big ? per_expert < GROUPED_SM90_MIN_ROWS_BIG : per_expert <= GROUPED_SM90_MIN_ROWS))
+    const int hopper = big ? per_expert >= GROUPED_SM90_MIN_ROWS_BIG
+                           : per_expert > (a->k >= GROUPED_SM90_LONG_K ? GROUPED_SM90_MID_ROWS : GROUPED_SM90_MIN_ROWS);
+    if (decode || !hopper)
       return (decode ? 2e6 : 5000.0) + kd->tile_m;
     const double want = per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
                         : (!a->row_index || gather_room) && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
