@@ -18,6 +18,8 @@
    tile (H100, bench/moe_bench.py: Mixtral at T = 64, 16 rows an expert, 1.6x slower in the decode
    form than the dense loop) */
 #define GROUPED_DECODE_ROWS 8
+/* the TMA decode form's 16-row token tile from this many rows a used expert expected (grouped_rank) */
+#define GROUPED_TILE16_ROWS 1.5
 /* the experts of the unit table of the Hopper form (Cfg::kMaxExperts, sm90/sm90_config.cuh) and of
    the TMA decode form (W4A16_GGEMV_TMA_MAX_EXPERTS, grouped/grouped_gemv_tma.cuh) */
 #define GROUPED_TABLE_MAX_EXPERTS 256
@@ -226,11 +228,16 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
        of the last round pays more than a unit's fixed costs). The units count the experts with rows
        expected where the rows pick experts independently and uniformly, E (1 - (1 - 1/E)^rows)
        (top-k routing: within 10 % on those problems, where min(E, rows) counts Mixtral's 4.5
-       experts at T = 4 as 8). The token tile: 16 on the 64- and 128-row blocks, which serves an
-       expert's 9-16 rows in one pass over its weights and a unit of at most 8 at the cost of the
-       8-row tile (it skips the second token block; H100 sweep, T = 4-64: 0.85-1.03x tile 8's time),
-       8 on the 32-row block (whose 16-row kernels have 8 KB stages) and where the 16-row kernels
-       are not built (groups below 128; spills); 4 measured no faster at one row an expert. */
+       experts at T = 4 as 8). The token tile: 16 on the 64- and 128-row blocks from
+       GROUPED_TILE16_ROWS rows a used expert expected, which serves an expert's 9-16 rows in one
+       pass over its weights and a unit of at most 8 nearly at the cost of the 8-row tile (it skips
+       the second token block; H100 sweep, 1.5-4 rows a used expert: 0.85-1.03x tile 8's time); 8
+       below (about one row a used expert, where a unit's fixed costs weigh most: on Qwen3-30B-A3B
+       and DeepSeek-V2-Lite at T = 1 and 4, timed against the dense loop, tile 16 took 1.06x tile
+       8's time, geomean, 0.96-1.12x; two runs, H100, where Mixtral's unchanged kernels took
+       0.99-1.04x), on the 32-row block (whose 16-row kernels have 8 KB stages) and
+       where the 16-row kernels are not built (groups below 128; spills); 4 measured no faster at
+       one row an expert. */
     if (!decode) return 1e9 + kd->tile_n;
     const double e = (double)a->experts, rows = (double)(a->rows > 0 ? a->rows : 1);
     const double used_est = e * (1.0 - pow(1.0 - 1.0 / e, rows));
@@ -240,7 +247,7 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
                      : a->k >= 4096 && ceil(u64) > 1.1 * u64 ? 32
                                                                : 64;
     const double block = kd->tile_n == want ? 0.0 : kd->tile_n == 64 ? 1.0 : 2.0;
-    const int want_m = want == 32 ? 8 : 16;
+    const int want_m = want == 32 || rows < GROUPED_TILE16_ROWS * used_est ? 8 : 16;
     return 500.0 + (kd->tile_n * kd->tile_k == 32768 ? 0.0 : 100.0) + 10.0 * block +
            (kd->tile_m == want_m ? 0.0 : kd->tile_m == 8 ? 1.0 : 2.0) + (double)kd->stages / 1000.0;
   }

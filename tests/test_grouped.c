@@ -313,17 +313,20 @@ static void test_heuristic(void **state) {
       assert_int_equal(heuristic_pick(&a, mid[i].experts, mid[i].rows, mid[i].n, mid[i].k)->family, mid[i].family);
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
-     blocks) and its token tile (16 rows on the 64- and 128-row blocks where the group allows it, 8
-     on the 32-row block): Mixtral's down at one token (two experts, long K) 32 rows, and at four
-     tokens too (8 rows: about 5.3 experts with rows expected, whose 64-row units fall unevenly on
-     the CTAs; as 8 experts they would not), DeepSeek-V2-Lite's down (K = 1408) 64 (with groups of
-     64, tile 8), Qwen3-30B-A3B's down (K = 768, not a multiple of 512) 128 */
+     blocks) and its token tile (16 rows on the 64- and 128-row blocks from 1.5 rows a used expert
+     where the group allows it, else 8): Mixtral's down at one token (two experts, long K) 32 rows,
+     and at four tokens too (8 rows: about 5.3 experts with rows expected, whose 64-row units fall
+     unevenly on the CTAs; as 8 experts they would not), DeepSeek-V2-Lite's down (K = 1408) 64 (at
+     one token tile 8; at 16 tokens tile 16, with groups of 64 tile 8), Qwen3-30B-A3B's down (K =
+     768, not a multiple of 512) 128 (at 4 tokens tile 8, at 16 tile 16) */
   static const struct { int64_t experts, rows, n, k; int group; const char *want; } tma[] = {
       {8, 2, 4096, 14336, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
       {8, 8, 4096, 14336, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n32_m8_k1024_s3_tma"},
-      {64, 6, 2048, 1408, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma"},
-      {64, 6, 2048, 1408, 64, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
-      {128, 32, 2048, 768, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m16_k256_s4_tma"}};
+      {64, 6, 2048, 1408, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
+      {64, 96, 2048, 1408, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m16_k512_s3_tma"},
+      {64, 96, 2048, 1408, 64, "w4a16_grouped_gemv_bf16_u4_fgs_n64_m8_k512_s3_tma"},
+      {128, 32, 2048, 768, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m8_k256_s4_tma"},
+      {128, 128, 2048, 768, 128, "w4a16_grouped_gemv_bf16_u4_fgs_n128_m16_k256_s4_tma"}};
   int have_tma = 1;
   for (size_t i = 0; i < sizeof tma / sizeof tma[0]; ++i) {
     have_tma &= w4a16_grouped_kernel_find(tma[i].want) != NULL;
