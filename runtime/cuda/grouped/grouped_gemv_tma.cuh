@@ -40,8 +40,8 @@
 // expert is not known to the host, so never M1) and the deterministic reduction over the 8 / R warps
 // of a row block are the dense kernel's. TILE_M 16: a unit of at most 8 rows passes nb_live = 1, so
 // the second n8 token block's ldmatrix and mma are not issued (an expert's 9-16 rows take one pass
-// over its weights, its fewer rows cost what TILE_M 8 costs). The leading warp of each row block writes alpha x
-// row_scale[r] x (per-column: s[e][n]) x its sum for the chunk's rows.
+// over its weights, its fewer rows cost about what TILE_M 8 costs). The leading warp of each row
+// block writes alpha x row_scale[r] x (per-column: s[e][n]) x its sum for the chunk's rows.
 //
 // Programmatic dependent launch: every thread waits (griddepcontrol.wait) before reading anything
 // (the offsets, row index and A come from the kernels before) and lets the dependent launch after
