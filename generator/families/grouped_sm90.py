@@ -3,10 +3,10 @@ a persistent walk over (expert, token tile, column tile) units found from the de
 (runtime/cuda/grouped/grouped_sm90.cuh).
 
 Tiles, stages, shared memory and validity are the sm90 family's (generator/families/sm90.py) for
-1x1x1 clusters and the cooperative schedule (pingpong, one warpgroup's epilogue under the other's
-mainloop, was no faster: H100, moe_bench --sweep), with the grouped form's epilogue (16-byte row
-stores; tensor stores for the tiles inside one expert's rows were no faster), unit table and gather
-rows in shared memory; registered in the grouped table (``grouped``), run by
+1x1x1 clusters and the cooperative schedule of two or four consumer warpgroups (pingpong, one
+warpgroup's epilogue under the other's mainloop, was no faster: H100, moe_bench --sweep), with the
+grouped form's epilogue (16-byte row stores; tensor stores for the tiles inside one expert's rows
+were no faster), unit table and gather rows in shared memory; registered in the grouped table (``grouped``), run by
 ``w4a16_grouped_gemm``; no split-K, stream-K or K pair. A rows by the activation map or, with a row
 index, gathered by the producer warpgroup's gather warps.
 """
@@ -19,33 +19,36 @@ FAMILY = Family.SM90
 ARCH = Arch.SM90A
 TEMPLATE = "grouped_sm90_kernel.cu.j2"
 
-# (tile_n, tile_m, tile_k): the token tiles of the dense family's large-M tiles, one per regime of
-# rows per expert (64, 128, 256 and more); at 64 tokens two depths, 128 of K with the row gather
-# (its warps feed a stage of 128 sooner) and 256 without (half the stage barriers a byte)
-TILES = ((128, 64, 128), (128, 64, 256), (128, 128, 128), (128, 256, 64))
-DEFAULT = set(TILES)
+# (tile_n, tile_m, tile_k, consumer warpgroups): the token tiles of the dense family's large-M
+# tiles, one per regime of rows per expert (64, 128, 256 and more); at 64 tokens two depths, 128 of
+# K with the row gather (its warps feed a stage of 128 sooner) and 256 without (half the stage
+# barriers a byte); in the full space the dense family's 17-32 row tile, 256x32x128, with two and
+# four consumer warpgroups
+TILES = ((128, 64, 128, 2), (128, 64, 256, 2), (128, 128, 128, 2), (128, 256, 64, 2),
+         (256, 32, 128, 2), (256, 32, 128, 4))
+DEFAULT = set(TILES[:4])
 
 
-def name(dtype, mode, tn, tm, tk):
-    return "%s_%dx%dx%d_1x1x1_%s" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk,
-                                     Schedule.COOPERATIVE.value)
+def name(dtype, mode, tn, tm, tk, nc=2):
+    return "%s_%dx%dx%d_1x1x1_%s%s" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk,
+                                       Schedule.COOPERATIVE.value, "" if nc == 2 else "_wg%d" % nc)
 
 
-def config(dtype, mode, tn, tm, tk):
+def config(dtype, mode, tn, tm, tk, nc=2):
     """The grouped Hopper kernel of one tile: the sm90 family's stages and shared memory for a
-    cooperative 1x1x1 kernel with the grouped form's table."""
+    cooperative 1x1x1 kernel of nc consumer warpgroups with the grouped form's table."""
     sched = Schedule.COOPERATIVE
-    stages = sm90.stages_for(mode, tn, tm, tk, sched, 2, grouped=True)
-    return Config(name=name(dtype, mode, tn, tm, tk), family=FAMILY, arch=ARCH, dtype=dtype, mode=mode,
-                  tile_n=tn, tile_m=tm, tile_k=tk, schedule=sched, stages=stages, split_k=1,
-                  threads=sm90.threads(2),
-                  smem_bytes=sm90.smem_bytes(mode, tn, tm, tk, sched, stages, 2, grouped=True),
+    stages = sm90.stages_for(mode, tn, tm, tk, sched, nc, grouped=True)
+    return Config(name=name(dtype, mode, tn, tm, tk, nc), family=FAMILY, arch=ARCH, dtype=dtype,
+                  mode=mode, tile_n=tn, tile_m=tm, tile_k=tk, schedule=sched, stages=stages,
+                  split_k=1, threads=sm90.threads(nc),
+                  smem_bytes=sm90.smem_bytes(mode, tn, tm, tk, sched, stages, nc, grouped=True),
                   n_multiple=16, k_multiple=64, template=TEMPLATE, grouped=True)
 
 
 def enumerate():
-    for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, TILES):
-        yield config(dtype, mode, tn, tm, tk)
+    for dtype, mode, (tn, tm, tk, nc) in itertools.product(DType, QuantMode, TILES):
+        yield config(dtype, mode, tn, tm, tk, nc)
 
 
 def scale_chunk(c):
@@ -68,4 +71,4 @@ def is_valid(c):
 
 
 def is_default(c):
-    return (c.tile_n, c.tile_m, c.tile_k) in DEFAULT
+    return (c.tile_n, c.tile_m, c.tile_k, sm90.consumers(c)) in DEFAULT
