@@ -54,6 +54,21 @@
 #define GROUPED_SM90_NARROW_ROWS 64
 #define GROUPED_SM90_WIDE_ROWS 512
 #define GROUPED_L2_EXPERT_BYTES (16.0 * 1024 * 1024)
+/* The Hopper form's 32-token tile (256 weight rows, four consumer warpgroups) from
+   GROUPED_SM90_T32_MIN_ROWS to GROUPED_SM90_T32_MAX_ROWS rows a used expert, where its units (the
+   experts with rows expected x column tiles of 256 rows) fill at least GROUPED_SM90_T32_WAVES rounds
+   of one CTA an SM: at 16-24 rows an expert it wastes half the tensor-core work of the 64-token tile
+   and stays one pass over most experts' weights (uniform top-k routing: at 24 rows an expert about
+   4 % of the experts pass 32). H100, bench/moe_bench.py --sweep, against the rule's pick before (the
+   64-token Hopper tile or the sm80-class 32-token tile): Mixtral-8x7B gate_up at 16 rows 0.91x
+   (uniform) / 1.01x (Zipf), Qwen3-30B-A3B at 16 rows 0.91-0.95x, DeepSeek-V2-Lite at 24 rows 0.93-0.98x
+   but gate_up on Zipf 1.07x. Mixtral's down at 16 rows has 128 such units, one round: 0.78x on
+   uniform routing, but 1.29x on Zipf, whose busiest expert's second token tile starts a second round
+   of 112 k-blocks a unit; the waves bound keeps the 64-token tile there. The two-warpgroup 256x32x128
+   took 1.05-1.2x the four's time. */
+#define GROUPED_SM90_T32_MIN_ROWS 16
+#define GROUPED_SM90_T32_MAX_ROWS 24
+#define GROUPED_SM90_T32_WAVES 2.0
 
 size_t w4a16_grouped_kernel_count(void) {
   size_t n;
@@ -147,6 +162,14 @@ static size_t grouped_gather_bytes(const w4a16_grouped_gemm_args *a) {
   return ((size_t)a->rows * (size_t)a->k * 2u + 255u) / 256u * 256u;
 }
 
+/* The experts with rows expected where the rows pick experts independently and uniformly,
+   E (1 - (1 - 1/E)^rows) (top-k routing picks k distinct experts a token: within 10 % on the
+   benchmark's models) */
+static double experts_used_expected(const w4a16_grouped_gemm_args *a) {
+  const double e = (double)a->experts, rows = (double)(a->rows > 0 ? a->rows : 1);
+  return e * (1.0 - pow(1.0 - 1.0 / e, rows));
+}
+
 /* The rows a used expert averages: rows / min(E, rows) (at least 1) */
 static double rows_per_expert(const w4a16_grouped_gemm_args *a) {
   const int64_t used = a->experts < a->rows ? a->experts : (a->rows > 0 ? a->rows : 1);
@@ -226,9 +249,8 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
        last stage would be half empty) and the 128-row units still give every CTA one; 32 where K >=
        4096 and the 64-row units leave the busiest CTA 10 % above the mean (long units: the balance
        of the last round pays more than a unit's fixed costs). The units count the experts with rows
-       expected where the rows pick experts independently and uniformly, E (1 - (1 - 1/E)^rows)
-       (top-k routing: within 10 % on those problems, where min(E, rows) counts Mixtral's 4.5
-       experts at T = 4 as 8). The token tile: 16 on the 64- and 128-row blocks from
+       expected (experts_used_expected; min(E, rows) would count Mixtral's 4.5 experts at T = 4 as
+       8). The token tile: 16 on the 64- and 128-row blocks from
        GROUPED_TILE16_ROWS rows a used expert expected, which serves an expert's 9-16 rows in one
        pass over its weights and a unit of at most 8 nearly at the cost of the 8-row tile (it skips
        the second token block; H100 sweep, 1.5-4 rows a used expert: 0.85-1.03x tile 8's time); 8
@@ -239,8 +261,8 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
        where the 16-row kernels are not built (groups below 128; spills); 4 measured no faster at
        one row an expert. */
     if (!decode) return 1e9 + kd->tile_n;
-    const double e = (double)a->experts, rows = (double)(a->rows > 0 ? a->rows : 1);
-    const double used_est = e * (1.0 - pow(1.0 - 1.0 / e, rows));
+    const double rows = (double)(a->rows > 0 ? a->rows : 1);
+    const double used_est = experts_used_expected(a);
     const double chunks = ceil(rows / (used_est > 1.0 ? used_est : 1.0) / 8.0);
     const double u64 = used_est * chunks * (double)((a->n + 63) / 64) / (2.0 * (sm_count > 0 ? sm_count : 132));
     const int want = a->k % 512 != 0 && a->k % 256 == 0 && u64 >= 2.0    ? 128
@@ -261,16 +283,23 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   }
   if (kd->family == W4A16_FAMILY_SM90) {
     const int big = (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
-    const int hopper = big ? per_expert >= GROUPED_SM90_MIN_ROWS_BIG
-                           : per_expert > (a->k >= GROUPED_SM90_LONG_K ? GROUPED_SM90_MID_ROWS : GROUPED_SM90_MIN_ROWS);
+    const double units32 = experts_used_expected(a) * (double)((a->n + 255) / 256);
+    const int t32 = per_expert >= GROUPED_SM90_T32_MIN_ROWS && per_expert <= GROUPED_SM90_T32_MAX_ROWS &&
+                    units32 >= GROUPED_SM90_T32_WAVES * (sm_count > 0 ? sm_count : 132);
+    const int hopper = t32 || (big ? per_expert >= GROUPED_SM90_MIN_ROWS_BIG
+                                   : per_expert > (a->k >= GROUPED_SM90_LONG_K ? GROUPED_SM90_MID_ROWS
+                                                                               : GROUPED_SM90_MIN_ROWS));
     if (decode || !hopper)
       return (decode ? 2e6 : 5000.0) + kd->tile_m;
-    const double want = per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
+    const double want = t32                                                               ? 32.0
+                        : per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
                         : (!a->row_index || gather_room) && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
                                                                                  : 128.0;
     const int want_k = want == 64.0 ? (a->row_index ? 128 : 256) : kd->tile_k;
+    /* the nearest token tile, the wanted depth, four consumer warpgroups (the 32-token tile's), the
+       narrower column tile */
     return 2000.0 + 100.0 * (kd->tile_m >= want ? kd->tile_m / want : want / kd->tile_m) +
-           (kd->tile_k == want_k ? 0.0 : 10.0) + kd->tile_n / 1024.0;
+           (kd->tile_k == want_k ? 0.0 : 10.0) + (kd->threads == 128 * 5 ? 0.0 : 1.0) + kd->tile_n / 1024.0;
   }
   /* sm80-class tensor-core: the token tile nearest the rows an expert (padding against reuse), then
      the column tile that fills the SMs */

@@ -290,27 +290,34 @@ static void test_heuristic(void **state) {
     assert_int_equal(out[0]->tile_m, 64);
     if (w4a16_grouped_kernel_find("w4a16_grouped_sm90_bf16_u4_fgs_128x64x256_1x1x1_cooperative"))
       assert_int_equal(out[0]->tile_k, 256);
-    /* 16 rows an expert: the sm80-class form's tile of 32 tokens on small experts; the Hopper form's
-       64 on experts whose weights outgrow the L2 (Mixtral's gate and up: 28672 x 4096) */
+    /* 16 rows an expert on 8 experts of 256 rows (8 units of 256 rows): the sm80-class form's tile
+       of 32 tokens */
     a.rows = 128;
     a.row_index = index_marker;
     expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
     assert_int_equal(out[0]->family, W4A16_FAMILY_SM80);
     assert_int_equal(out[0]->tile_m, 32);
-    a.n = 28672;
-    a.k = 4096;
-    expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
-    assert_int_equal(out[0]->family, W4A16_FAMILY_SM90);
-    assert_int_equal(out[0]->tile_m, 64);
-    /* 17-32 rows an expert: the Hopper form where K >= 2048 (DeepSeek-V2-Lite's gate and up at 24
-       rows an expert), the sm80-class form at 16 rows and on shorter K (its down GEMM, K = 1408, at
-       30 rows) */
-    static const struct { int64_t experts, rows, n, k; int family; } mid[] = {
-        {64, 1536, 2816, 2048, W4A16_FAMILY_SM90},
-        {64, 1024, 2816, 2048, W4A16_FAMILY_SM80},
-        {64, 1920, 2048, 1408, W4A16_FAMILY_SM80}};
-    for (size_t i = 0; i < sizeof mid / sizeof mid[0]; ++i)
-      assert_int_equal(heuristic_pick(&a, mid[i].experts, mid[i].rows, mid[i].n, mid[i].k)->family, mid[i].family);
+    /* 16-32 rows an expert: the Hopper form's 32-token tile (four consumer warpgroups) at 16-24 rows
+       where the experts with rows times the 256-row column tiles make two units an SM (Mixtral's
+       gate and up, Qwen3-30B-A3B's down, DeepSeek-V2-Lite's gate and up at 16 and 24 rows); its
+       64-token tile on Mixtral's down (8 experts x 16 column tiles: one round) and other experts
+       whose weights outgrow the L2; the sm80-class form on shorter K above 24 rows (DeepSeek's down,
+       K = 1408, at 30 rows). A build without the 32-token tile: the Hopper form's nearest. */
+    const int have_t32 =
+        w4a16_grouped_kernel_find("w4a16_grouped_sm90_bf16_u4_fgs_256x32x128_1x1x1_cooperative_wg4") != NULL;
+    static const struct { int64_t experts, rows, n, k; int family, tile_m; } mid[] = {
+        {8, 128, 28672, 4096, W4A16_FAMILY_SM90, 32},   {8, 128, 4096, 14336, W4A16_FAMILY_SM90, 64},
+        {128, 2048, 2048, 768, W4A16_FAMILY_SM90, 32},  {64, 1536, 2816, 2048, W4A16_FAMILY_SM90, 32},
+        {64, 1024, 2816, 2048, W4A16_FAMILY_SM90, 32},  {64, 1920, 2048, 1408, W4A16_FAMILY_SM80, 32},
+        {64, 2560, 2816, 2048, W4A16_FAMILY_SM90, 64}};
+    for (size_t i = 0; i < sizeof mid / sizeof mid[0]; ++i) {
+      const w4a16_kernel_desc *kd = heuristic_pick(&a, mid[i].experts, mid[i].rows, mid[i].n, mid[i].k);
+      assert_int_equal(kd->family, mid[i].family);
+      if (mid[i].tile_m != 32 || mid[i].family != W4A16_FAMILY_SM90 || have_t32)
+        assert_int_equal(kd->tile_m, mid[i].tile_m);
+      if (mid[i].tile_m == 32 && mid[i].family == W4A16_FAMILY_SM90 && have_t32)
+        assert_int_equal(kd->threads, 128 * 5);
+    }
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
      blocks) and its token tile (16 rows on the 64- and 128-row blocks from 1.5 rows a used expert

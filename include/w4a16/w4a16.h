@@ -501,9 +501,12 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * min(E, rows)): on sm_90a its TMA schedule (token tile 8, 64-row column blocks; 128 where K is a
  * multiple of 256 but not of 512 and the units fill the CTAs, 32 where K >= 4096 and the 64-row
  * units fall unevenly on the CTAs), elsewhere the cp.async one (its tile by the CTAs it gives);
- * above 32 rows a used expert, and from 16 where one expert's packed weights (N K / 2 bytes) pass
- * 16 MB, the Hopper tensor-core form (family SM90, sm_90a: token tile 64 up to 64 rows a used
- * expert, tile_k 128 with a row index and 256 without; 128 above; 256 from 512 rows a used expert,
+ * above 32 rows a used expert, above 16 where K >= 2048, from 16 where one expert's packed weights
+ * (N K / 2 bytes) pass 16 MB, and at 16 to 24 rows a used expert where the experts with rows
+ * expected times ceil(N / 256) make at least two units an SM, the Hopper tensor-core form (family
+ * SM90, sm_90a: in that last case token tile 32 with 256 weight rows and four consumer warpgroups;
+ * else token tile 64 up to 64 rows a used expert, tile_k 128 with a row index and 256 without; 128
+ * above; 256 from 512 rows a used expert,
  * which with a row index gathers the rows into the workspace first: the ranking assumes the
  * workspace of w4a16_grouped_gemm_workspace_size); else the sm80-class tensor-core form (family
  * SM80), its token tile by the rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE
