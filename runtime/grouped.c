@@ -57,15 +57,15 @@
 /* The Hopper form's 32-token tile (256 weight rows, four consumer warpgroups) from
    GROUPED_SM90_T32_MIN_ROWS to GROUPED_SM90_T32_MAX_ROWS rows a used expert, where its units (the
    experts with rows expected x column tiles of 256 rows) fill at least GROUPED_SM90_T32_WAVES rounds
-   of one CTA an SM: at 16-24 rows an expert it wastes half the tensor-core work of the 64-token tile
-   and stays one pass over most experts' weights (uniform top-k routing: at 24 rows an expert about
+   of one CTA an SM: at 16-24 rows an expert it does half the 64-token tile's tensor-core work and
+   stays one pass over most experts' weights (uniform top-k routing: at 24 rows an expert about
    4 % of the experts pass 32). H100, bench/moe_bench.py --sweep, against the rule's pick before (the
    64-token Hopper tile or the sm80-class 32-token tile): Mixtral-8x7B gate_up at 16 rows 0.91x
    (uniform) / 1.01x (Zipf), Qwen3-30B-A3B at 16 rows 0.91-0.95x, DeepSeek-V2-Lite at 24 rows 0.93-0.98x
    but gate_up on Zipf 1.07x. Mixtral's down at 16 rows has 128 such units, one round: 0.78x on
    uniform routing, but 1.29x on Zipf, whose busiest expert's second token tile starts a second round
    of 112 k-blocks a unit; the waves bound keeps the 64-token tile there. The two-warpgroup 256x32x128
-   took 1.05-1.2x the four's time. */
+   took 1.02-1.13x the four's time at 16-24 rows an expert. */
 #define GROUPED_SM90_T32_MIN_ROWS 16
 #define GROUPED_SM90_T32_MAX_ROWS 24
 #define GROUPED_SM90_T32_WAVES 2.0
