@@ -250,16 +250,15 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
        4096 and the 64-row units leave the busiest CTA 10 % above the mean (long units: the balance
        of the last round pays more than a unit's fixed costs). The units count the experts with rows
        expected (experts_used_expected; min(E, rows) would count Mixtral's 4.5 experts at T = 4 as
-       8). The token tile: 16 on the 64- and 128-row blocks from
-       GROUPED_TILE16_ROWS rows a used expert expected, which serves an expert's 9-16 rows in one
-       pass over its weights and a unit of at most 8 nearly at the cost of the 8-row tile (it skips
-       the second token block; H100 sweep, 1.5-4 rows a used expert: 0.85-1.03x tile 8's time); 8
-       below (about one row a used expert, where a unit's fixed costs weigh most: on Qwen3-30B-A3B
-       and DeepSeek-V2-Lite at T = 1 and 4, timed against the dense loop, tile 16 took 1.06x tile
-       8's time, geomean, 0.96-1.12x; two runs, H100, where Mixtral's unchanged kernels took
-       0.99-1.04x), on the 32-row block (whose 16-row kernels have 8 KB stages) and
-       where the 16-row kernels are not built (groups below 128; spills); 4 measured no faster at
-       one row an expert. */
+       8). The token tile: 16 on the 64- and 128-row blocks from GROUPED_TILE16_ROWS rows a used
+       expert expected, which serves an expert's 9-16 rows in one pass over its weights and a unit
+       of at most 8 nearly at the cost of the 8-row tile (it skips the second token block; H100
+       sweep, 1.5-4 rows a used expert: 0.85-1.03x tile 8's time); 8 below (about one row a used
+       expert, where a unit's fixed costs weigh most: on Qwen3-30B-A3B and DeepSeek-V2-Lite at T = 1
+       and 4, timed against the dense loop, tile 16 took 1.06x tile 8's time, geomean, 0.96-1.12x;
+       two runs, H100, where Mixtral's unchanged kernels took 0.99-1.04x), on the 32-row block
+       (whose 16-row kernels have 8 KB stages) and where the 16-row kernels are not built (groups
+       below 128; spills); 4 measured no faster at one row an expert. */
     if (!decode) return 1e9 + kd->tile_n;
     const double rows = (double)(a->rows > 0 ? a->rows : 1);
     const double used_est = experts_used_expected(a);

@@ -43,8 +43,8 @@ TMA_TILES = {(32, 8, 2, 5), (64, 8, 4, 3), (64, 8, 2, 6), (128, 8, 4, 4), (128, 
 # at most 8 skips the second token block's work), 8 on the 32-row block and for groups below 128
 TMA_DEFAULT = {(32, 8, 4, 3), (64, 8, 4, 3), (128, 8, 4, 4), (64, 16, 4, 3), (128, 16, 4, 4)}
 # (dtype, mode, tile_n) of the 16-row tiles above left out where ptxas spills at the two-CTA
-# register cap: the consumer of zero points in groups (36-64 bytes) and fp16's 64-row block (4 bytes);
-# the selection then takes the 8-row tile
+# register cap: the consumer of zero points in groups (36-64 bytes) and fp16's 64-row block (4
+# bytes); the selection then takes the 8-row tile
 TMA_DEFAULT_M16_SPILLS = {(DType.F16, QuantMode.FINEGRAINED_SCALE_ONLY, 64)} | {
     (d, QuantMode.FINEGRAINED_SCALE_AND_ZEROS, tn) for d in DType for tn in (64, 128)}
 TMA_TABLE_BYTES = (3 * 256 + 4) * 4  # W4A16_GGEMV_TMA_TABLE_BYTES

@@ -6,9 +6,9 @@ Tiles, stages, shared memory and validity are the sm90 family's (generator/famil
 1x1x1 clusters and the cooperative schedule of two or four consumer warpgroups (pingpong, one
 warpgroup's epilogue under the other's mainloop, was no faster: H100, moe_bench --sweep), with the
 grouped form's epilogue (16-byte row stores; tensor stores for the tiles inside one expert's rows
-were no faster), unit table and gather rows in shared memory; registered in the grouped table (``grouped``), run by
-``w4a16_grouped_gemm``; no split-K, stream-K or K pair. A rows by the activation map or, with a row
-index, gathered by the producer warpgroup's gather warps.
+were no faster), unit table and gather rows in shared memory; registered in the grouped table
+(``grouped``), run by ``w4a16_grouped_gemm``; no split-K, stream-K or K pair. A rows by the
+activation map or, with a row index, gathered by the producer warpgroup's gather warps.
 """
 import itertools
 
