@@ -49,7 +49,10 @@ caching allocator (stream-ordered, so concurrent streams never share it); inside
 per-device buffer allocated before the capture (grown to the largest size an eager call has
 needed, or by :func:`reserve_workspace`), so nothing but the output is allocated in a captured
 graph. Graphs holding the op must not be replayed concurrently on different streams (they share
-that buffer). A capture that needs more workspace than reserved runs the kernel without splitting
+that buffer). A captured graph holds the buffer's address, not the tensor, so a buffer that a
+capture has used and that a larger need later replaces is kept for the life of the process (the
+graphs may replay it); reserving the largest size before the first capture keeps to one buffer. A
+capture that needs more workspace than reserved runs the kernel without splitting
 K (correct, slower on problems of few output tiles); one with ``perm`` whose gathered activations
 do not fit raises ``RuntimeError`` (run the op eagerly once before capturing, or reserve).
 
@@ -82,7 +85,7 @@ refusal. ``M = 0`` returns an empty ``[..., N]`` output without a launch.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import torch
 from torch import Tensor
@@ -96,7 +99,11 @@ _C_DTYPE = {torch.float16: 0, torch.bfloat16: 1}
 _SCHEMA_ARGS = ("Tensor a, Tensor w, Tensor scales, Tensor? zeros=None, Tensor? bias=None, "
                 "int group_size=128, float alpha=1.0, Tensor? perm=None")
 
+# The capture buffer of each device (index); the devices whose buffer a capture has taken; the
+# buffers such captures took that a larger one replaced (their graphs hold the raw addresses).
 _graph_ws: Dict[int, Tensor] = {}
+_graph_ws_captured: Set[int] = set()
+_graph_ws_kept: Dict[int, List[Tensor]] = {}
 
 #: ``w4a16_gemm_args.flags`` of every ``gemm`` and ``grouped_gemm`` call: ``W4A16_GEMM_NO_PDL`` (see the module
 #: docstring). Read at each call (a CUDA graph keeps what its capture read); benchmarks set it to 0
@@ -119,14 +126,39 @@ def reserve_workspace(nbytes: int, device: Optional[torch.device] = None) -> Non
     """Allocate (or grow to) nbytes of the workspace that captured graphs use on device.
 
     Call before capturing a CUDA graph whose op calls were never run eagerly (an eager call grows
-    it by itself). Not during a capture.
+    it by itself). Not during a capture. A buffer that earlier captures took stays allocated when
+    this one replaces it (their graphs replay against it).
     """
     dev = torch.device("cuda", torch.cuda.current_device()) if device is None else \
         torch.device(device)
     idx = dev.index if dev.index is not None else torch.cuda.current_device()
-    cur = _graph_ws.get(idx)
-    if cur is None or cur.numel() < nbytes:
-        _graph_ws[idx] = torch.empty(int(nbytes), dtype=torch.uint8, device=dev)
+    _grow_graph_ws(idx, int(nbytes), dev)
+
+
+def _grow_graph_ws(index: int, nbytes: int, device: torch.device) -> None:
+    """Grow device index's capture buffer to at least nbytes (on device).
+
+    The buffer it replaces stays alive in ``_graph_ws_kept`` where a capture has taken it: a
+    graph captured with it replays against its address, which freeing would hand to other
+    tensors (or, after ``torch.cuda.empty_cache``, to no allocation at all).
+    """
+    cur = _graph_ws.get(index)
+    if cur is not None and cur.numel() >= nbytes:
+        return
+    if cur is not None and index in _graph_ws_captured:
+        _graph_ws_kept.setdefault(index, []).append(cur)
+        _graph_ws_captured.discard(index)
+    _graph_ws[index] = torch.empty(nbytes, dtype=torch.uint8, device=device)
+
+
+def _capture_ws(index: int) -> Tuple[int, int, Optional[Tensor]]:
+    """(pointer, bytes, tensor) of device index's capture buffer for a call being captured,
+    marked as taken by a capture; (0, 0, None) where there is none."""
+    ws = _graph_ws.get(index)
+    if ws is None:
+        return 0, 0, None
+    _graph_ws_captured.add(index)
+    return ws.data_ptr(), ws.numel(), ws
 
 
 def _workspace(index: int, need: int, device: torch.device) -> Tuple[int, int, Optional[Tensor]]:
@@ -138,12 +170,9 @@ def _workspace(index: int, need: int, device: torch.device) -> Tuple[int, int, O
     if not need:
         return 0, 0, None
     if torch.cuda.is_current_stream_capturing():
-        ws = _graph_ws.get(index)
-        return (0, 0, None) if ws is None else (ws.data_ptr(), ws.numel(), ws)
+        return _capture_ws(index)
     ws = torch.empty(need, dtype=torch.uint8, device=device)
-    cur = _graph_ws.get(index)
-    if cur is None or cur.numel() < need:
-        _graph_ws[index] = torch.empty(need, dtype=torch.uint8, device=device)
+    _grow_graph_ws(index, need, device)
     return ws.data_ptr(), need, ws
 
 

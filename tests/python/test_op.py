@@ -95,6 +95,27 @@ def test_replace_linears_reports_skips() -> None:
     assert lin.dtype == torch.bfloat16 and lin.bias.dtype == torch.bfloat16
 
 
+def test_capture_buffer_outlives_its_replacement(monkeypatch) -> None:
+    """A capture buffer that a capture took stays alive when a larger one replaces it (its graph
+    replays against the address); one that no capture took is dropped."""
+    ops = w4a16.ops
+    monkeypatch.setattr(ops, "_graph_ws", {})
+    monkeypatch.setattr(ops, "_graph_ws_captured", set())
+    monkeypatch.setattr(ops, "_graph_ws_kept", {})
+    cpu = torch.device("cpu")
+    assert ops._capture_ws(0) == (0, 0, None)
+    ops._grow_graph_ws(0, 256, cpu)
+    ptr, nbytes, _ = ops._capture_ws(0)
+    assert nbytes == 256
+    ops._grow_graph_ws(0, 128, cpu)  # large enough: kept as it is
+    assert ops._graph_ws[0].data_ptr() == ptr and not ops._graph_ws_kept
+    ops._grow_graph_ws(0, 512, cpu)
+    assert ops._graph_ws[0].numel() == 512
+    assert [t.data_ptr() for t in ops._graph_ws_kept[0]] == [ptr]
+    ops._grow_graph_ws(0, 1024, cpu)  # the 512-byte buffer was never captured
+    assert ops._graph_ws[0].numel() == 1024 and len(ops._graph_ws_kept[0]) == 1
+
+
 # --- on a GPU --------------------------------------------------------------------------------
 
 def make_layer(n: int, k: int, group: int, zp: bool, dtype, device="cuda"):
@@ -229,6 +250,37 @@ def test_cuda_graph_capture_and_replay() -> None:
     g2.replay()
     torch.cuda.synchronize()
     assert rel_err(y2, x2.double() @ wref2.T) < tol(dtype)
+
+
+@gpu
+def test_graph_replays_after_the_capture_buffer_grew(monkeypatch) -> None:
+    """A graph captured with the capture buffer replays correctly, and writes nothing outside
+    it, after a larger eager call replaced that buffer and the cache was emptied."""
+    monkeypatch.setattr(w4a16.ops, "_graph_ws", {})
+    monkeypatch.setattr(w4a16.ops, "_graph_ws_captured", set())
+    monkeypatch.setattr(w4a16.ops, "_graph_ws_kept", {})
+    dtype, n, k = torch.bfloat16, 256, 1024
+    qw, wref = make_layer(n, k, 128, False, dtype)
+    perm = torch.randperm(k).to(torch.int32).cuda()  # act-order: the gathered A in the workspace
+    x = torch.randn(16, k, device="cuda").to(dtype)
+    torch.ops.w4a16.gemm(x, qw.qweight, qw.scales, None, None, 128, 1.0, perm)  # sizes the buffer
+    old = w4a16.ops._graph_ws[torch.cuda.current_device()]
+    old_bytes = old.numel()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = torch.ops.w4a16.gemm(x, qw.qweight, qw.scales, None, None, 128, 1.0, perm)
+    x_big = torch.randn(512, k, device="cuda").to(dtype)
+    torch.ops.w4a16.gemm(x_big, qw.qweight, qw.scales, None, None, 128, 1.0, perm)  # grows it
+    assert w4a16.ops._graph_ws[torch.cuda.current_device()].numel() > old_bytes
+    del old
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    fillers = [torch.full((old_bytes,), 7, dtype=torch.uint8, device="cuda") for _ in range(4)]
+    y.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert rel_err(y, x.double()[:, perm.long()] @ wref.T) < tol(dtype)
+    assert all(bool((f == 7).all()) for f in fillers), "the replay wrote into freed memory"
 
 
 @gpu
