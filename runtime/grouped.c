@@ -318,8 +318,11 @@ static w4a16_status query(const w4a16_grouped_gemm_args *args, const w4a16_devic
   double key[64];
   for (size_t i = 0; i < count; ++i) {
     const w4a16_kernel_desc *kd = &table[i];
-    if (w4a16_grouped_can_implement(kd, args) != W4A16_STATUS_OK) continue;
-    if (dev->cc && runs_here(kd, dev) != W4A16_STATUS_OK) continue;
+    w4a16_quiet_begin();
+    const int ok = w4a16_grouped_can_implement(kd, args) == W4A16_STATUS_OK &&
+                   (!dev->cc || runs_here(kd, dev) == W4A16_STATUS_OK);
+    w4a16_quiet_end();
+    if (!ok) continue;
     const double k = grouped_rank(kd, args, dev->sm_count, gather_room);
     int j = n < 64 ? n++ : 64;
     if (j == 64) {

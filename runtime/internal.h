@@ -28,6 +28,12 @@ static inline uint64_t w4a16_fnv1a(uint64_t h, const void *data, size_t n) {
 
 /* Record status and a printf-style message for this thread; returns status. */
 w4a16_status w4a16_fail(w4a16_status status, const char *fmt, ...) W4A16_PRINTF(2, 3);
+/* Between w4a16_quiet_begin and w4a16_quiet_end (pairs nest) w4a16_fail on this thread returns its
+   status without writing the message: for the loops that ask every kernel of a table whether it can
+   run a problem and drop those that cannot, where formatting the refusals cost most of the query.
+   The loop records its own message for the outcome it reports. */
+void w4a16_quiet_begin(void);
+void w4a16_quiet_end(void);
 /* Clear this thread's message (start of a public call that succeeded). */
 void w4a16_clear_error(void);
 /* Record a CUDA error code for this thread; returns W4A16_STATUS_CUDA_ERROR with a message. */

@@ -234,9 +234,12 @@ w4a16_status w4a16_heuristic_query_rules(const w4a16_heuristic_rule *rules, size
     const w4a16_kernel_desc *kd = &table[i];
     if (!kd->name || cc < kd->sm_min || cc > kd->sm_max) continue;
     ++arch_ok;
-    if (w4a16_can_implement(kd, p) != W4A16_STATUS_OK) continue;
-    /* last: the probe loads the kernel's module (once per kernel and device) */
-    if (dev && w4a16_kernel_runs_here(kd, dev) != W4A16_STATUS_OK) continue;
+    /* (the probe last: it loads the kernel's module, once per kernel and device) */
+    w4a16_quiet_begin();
+    const int ok =
+        w4a16_can_implement(kd, p) == W4A16_STATUS_OK && (!dev || w4a16_kernel_runs_here(kd, dev) == W4A16_STATUS_OK);
+    w4a16_quiet_end();
+    if (!ok) continue;
     candidate *x = &c[nc++];
     x->kd = kd;
     w4a16_plan plan; /* the rules' part of the launch plan: split-K and stream-K */

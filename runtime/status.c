@@ -6,6 +6,9 @@
 
 static _Thread_local char tl_message[512];
 static _Thread_local int tl_cuda_error;
+/* > 0 while a ranking loop tries kernels it expects to refuse: w4a16_fail then returns the status
+   without formatting a message nobody reads (internal.h, w4a16_quiet_begin) */
+static _Thread_local int tl_quiet;
 
 unsigned w4a16_version(void) { return W4A16_VERSION_NUMBER; }
 const char *w4a16_version_string(void) { return W4A16_VERSION_STRING; }
@@ -37,7 +40,11 @@ int w4a16_last_cuda_error(void) { return tl_cuda_error; }
 
 void w4a16_clear_error(void) { tl_message[0] = '\0'; }
 
+void w4a16_quiet_begin(void) { ++tl_quiet; }
+void w4a16_quiet_end(void) { --tl_quiet; }
+
 w4a16_status w4a16_fail(w4a16_status status, const char *fmt, ...) {
+  if (tl_quiet > 0) return status;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(tl_message, sizeof tl_message, fmt, ap);

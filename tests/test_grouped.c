@@ -253,6 +253,14 @@ static void test_heuristic(void **state) {
   expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);
   assert_true(got >= 1);
   assert_int_equal(out[0]->family, W4A16_FAMILY_GEMV);
+  /* the kernels the query dropped left no message, and a refusal after it writes one */
+  assert_string_equal(w4a16_last_error_message(), "");
+  for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i) {
+    const w4a16_kernel_desc *k = w4a16_grouped_kernel_get(i);
+    if (k->dtype == W4A16_DTYPE_BF16) continue;
+    expect(w4a16_grouped_can_implement(k, &a), W4A16_STATUS_DTYPE_MISMATCH, k->name);
+    break;
+  }
   a.experts = 8;
   a.rows = 8192;
   expect(w4a16_grouped_heuristic_query(&a, 132, 8, out, &got), W4A16_STATUS_OK, NULL);

@@ -432,6 +432,10 @@ static void test_no_kernel(void **state) {
   assert_int_equal(test_query_table(fake, NFAKE, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
   assert_int_equal(n, 0);
   assert_non_null(strstr(w4a16_last_error_message(), "N=48"));
+  /* the ranking loop's refusals were not recorded, and a refusal after it is */
+  assert_null(strstr(w4a16_last_error_message(), fake[0].name));
+  assert_int_not_equal(w4a16_can_implement(&fake[0], &p), W4A16_STATUS_OK);
+  assert_non_null(strstr(w4a16_last_error_message(), fake[0].name));
   /* an empty table */
   assert_int_equal(test_query_table(NULL, 0, 132, 90, &p, 4, r, &n), W4A16_STATUS_NO_KERNEL);
 }
