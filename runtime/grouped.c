@@ -37,9 +37,17 @@
    uniform 0.99-1.03x). Its token tile: 64 up to GROUPED_SM90_NARROW_ROWS rows an expert (Mixtral
    at 64: 0.67-0.95x the 128-token tile's time, but for down on uniform routing 1.03x), 128 of K a
    stage where the gather warps feed it and 256 without (Mixtral: 0.89-0.96x the other depth's time
-   each); 128 above; 256 from GROUPED_SM90_WIDE_ROWS on (Mixtral down at 1024 rows an expert: 0.99x
-   the time of 128; with the in-kernel row gather 1.24x, whose warps feed 256 tokens worst, so with a
-   row index on rows gathered first: GROUPED_GATHER_FIRST_TILE). */
+   each); 128 above; 256 from sm90_wide_rows() on: GROUPED_SM90_WIDE_ROWS rows an expert
+   (Mixtral down at 1024 rows an expert: 0.99x the time of 128; with the in-kernel row gather
+   1.24x, whose warps feed 256 tokens worst, so with a row index on rows gathered first:
+   GROUPED_GATHER_FIRST_TILE), and GROUPED_SM90_WIDE_ROWS_BIG where one expert's packed weights
+   pass GROUPED_L2_EXPERT_BYTES and the 256-token units (experts with rows expected x token tiles
+   of 256 an expert x column tiles of 128 rows) fill at least GROUPED_SM90_WIDE_WAVES rounds of one
+   CTA an SM: each token tile reads its expert's weights (from HBM past the L2) and converts them,
+   so the wider tile halves both, while its units are half as many, so the last round's imbalance
+   weighs more where there are few. H100, bench/moe_bench.py through the op, Mixtral at 256 rows an
+   expert, rows gathered first, against the 128-token tile: gate_up (13.6 rounds) 0.94-0.95x the
+   time; down (1.9 rounds) 1.00x uniform, 1.02x Zipf. */
 /* The Hopper form's kernels of a token tile of at least GROUPED_GATHER_FIRST_TILE rows take a row
    index by gathering A into the workspace first (runtime/cuda/gather_rows.cu) and then reading it
    in grouped order by the activation map, where the workspace has room (grouped_gather_bytes): the
@@ -53,6 +61,8 @@
 #define GROUPED_SM90_LONG_K 2048
 #define GROUPED_SM90_NARROW_ROWS 64
 #define GROUPED_SM90_WIDE_ROWS 512
+#define GROUPED_SM90_WIDE_ROWS_BIG 256
+#define GROUPED_SM90_WIDE_WAVES 4.0
 #define GROUPED_L2_EXPERT_BYTES (16.0 * 1024 * 1024)
 /* The Hopper form's 32-token tile (256 weight rows, four consumer warpgroups) from
    GROUPED_SM90_T32_MIN_ROWS to GROUPED_SM90_T32_MAX_ROWS rows a used expert, where its units (the
@@ -176,6 +186,17 @@ static double rows_per_expert(const w4a16_grouped_gemm_args *a) {
   return (double)(a->rows > 0 ? a->rows : 1) / (double)used;
 }
 
+/* Whether one expert's packed weights, N x K / 2 bytes, pass GROUPED_L2_EXPERT_BYTES */
+static int expert_past_l2(const w4a16_grouped_gemm_args *a) {
+  return (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
+}
+
+/* The fewest rows a used expert from which the Hopper form may take its 256-token tile
+   (GROUPED_SM90_WIDE_ROWS, GROUPED_SM90_WIDE_ROWS_BIG; grouped_rank adds the rounds bound there) */
+static double sm90_wide_rows(const w4a16_grouped_gemm_args *a) {
+  return expert_past_l2(a) ? GROUPED_SM90_WIDE_ROWS_BIG : GROUPED_SM90_WIDE_ROWS;
+}
+
 w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm_args *args,
                                                size_t *bytes) {
   if (!bytes) return w4a16_fail(W4A16_STATUS_NULL_POINTER, "bytes is NULL");
@@ -185,7 +206,7 @@ w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc *kd, cons
   /* kernel NULL: what the selection may pick on any device (the rule's 256-token tile, which the
      device then may lack) */
   if (kd ? gathers_first(kd, args)
-         : args->row_index && rows_per_expert(args) >= GROUPED_SM90_WIDE_ROWS)
+         : args->row_index && rows_per_expert(args) >= sm90_wide_rows(args))
     *bytes = grouped_gather_bytes(args);
   w4a16_clear_error();
   return W4A16_STATUS_OK; /* no grouped kernel splits K */
@@ -281,7 +302,7 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
     return 2000.0 + kd->tile_n;
   }
   if (kd->family == W4A16_FAMILY_SM90) {
-    const int big = (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
+    const int big = expert_past_l2(a);
     const double units32 = experts_used_expected(a) * (double)((a->n + 255) / 256);
     const int t32 = per_expert >= GROUPED_SM90_T32_MIN_ROWS && per_expert <= GROUPED_SM90_T32_MAX_ROWS &&
                     units32 >= GROUPED_SM90_T32_WAVES * (sm_count > 0 ? sm_count : 132);
@@ -290,9 +311,14 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
                                                                                : GROUPED_SM90_MIN_ROWS));
     if (decode || !hopper)
       return (decode ? 2e6 : 5000.0) + kd->tile_m;
+    const double units256 =
+        experts_used_expected(a) * ceil(per_expert / 256.0) * (double)((a->n + 127) / 128);
+    const int wide = per_expert >= GROUPED_SM90_WIDE_ROWS ||
+                     (per_expert >= sm90_wide_rows(a) &&
+                      units256 >= GROUPED_SM90_WIDE_WAVES * (sm_count > 0 ? sm_count : 132));
     const double want = t32                                                               ? 32.0
                         : per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
-                        : (!a->row_index || gather_room) && per_expert >= GROUPED_SM90_WIDE_ROWS ? 256.0
+                        : (!a->row_index || gather_room) && wide                        ? 256.0
                                                                                  : 128.0;
     const int want_k = want == 64.0 ? (a->row_index ? 128 : 256) : kd->tile_k;
     /* the nearest token tile, the wanted depth, four consumer warpgroups (the 32-token tile's), the

@@ -325,6 +325,22 @@ static void test_heuristic(void **state) {
       if (!hopper_t32 || have_t32) assert_int_equal(kd->tile_m, mid[i].tile_m);
       if (hopper_t32 && have_t32) assert_int_equal(kd->threads, 128 * 5);
     }
+    /* 256 rows an expert, rows gathered first: the 256-token tile where one expert's packed weights
+       pass 16 MB and its units fill four rounds of 132 SMs (Mixtral's gate_up, N x K / 2 = 56 MB,
+       8 x 224 units); the 128-token tile on fewer units (Mixtral's down, 28 MB, 8 x 32 units) and on
+       smaller experts (N = 4096, K = 4096: 8 MB). The workspace query without a kernel counts the
+       gathered rows wherever the selection may take that tile (any SM count): the first two. */
+    a.row_index = index_marker;
+    a.a_rows = 2048;
+    static const struct { int64_t n, k; int tile_m; size_t bytes; } wide[] = {
+        {28672, 4096, 256, 2048 * 4096 * 2}, {4096, 14336, 128, 2048 * 14336 * 2}, {4096, 4096, 128, 0}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; ++i) {
+      const w4a16_kernel_desc *kd = heuristic_pick(&a, 8, 2048, wide[i].n, wide[i].k);
+      assert_int_equal(kd->family, W4A16_FAMILY_SM90);
+      assert_int_equal(kd->tile_m, wide[i].tile_m);
+      expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
+      assert_int_equal(bytes, wide[i].bytes);
+    }
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
      blocks) and its token tile (16 rows on the 64- and 128-row blocks from 1.5 rows a used expert

@@ -486,7 +486,8 @@ W4A16_API w4a16_status w4a16_grouped_can_implement(const w4a16_kernel_desc *kern
  * A's rows into grouped order first, into rows x K x 2 bytes (rounded up to 256) of workspace, and
  * reads them there (its in-kernel gather feeds that tile worst); every other kernel needs none (0).
  * kernel NULL: what the selection may take on any device (no device is asked): those bytes where
- * args has a row index and at least 512 rows a used expert (rows / min(E, rows)), else 0. Its
+ * args has a row index and at least 512 rows a used expert (rows / min(E, rows); 256 where one
+ * expert's packed weights, N K / 2 bytes, pass 16 MB, whatever the SM count), else 0. Its
  * contents before a call do not matter; one workspace must not serve two launches that may run at
  * the same time, nor overlap A. Statuses: as w4a16_grouped_can_implement.
  */
@@ -506,7 +507,9 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * expected times ceil(N / 256) make at least two units an SM, the Hopper tensor-core form (family
  * SM90, sm_90a: in that last case token tile 32 with 256 weight rows and four consumer warpgroups;
  * else token tile 64 up to 64 rows a used expert, tile_k 128 with a row index and 256 without; 128
- * above; 256 from 512 rows a used expert,
+ * above; 256 from 512 rows a used expert, and from 256 where one expert's packed weights pass
+ * 16 MB and the 256-token units (experts with rows expected x ceil(rows a used expert / 256) x
+ * ceil(N / 128)) make at least four rounds of one CTA an SM,
  * which with a row index gathers the rows into the workspace first: the ranking assumes the
  * workspace of w4a16_grouped_gemm_workspace_size); else the sm80-class tensor-core form (family
  * SM80), its token tile by the rows a used expert. Statuses: OK, NULL_POINTER, INVALID_VALUE
