@@ -2,7 +2,9 @@
 #ifndef W4A16_INTERNAL_H
 #define W4A16_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "plan.h"
 #include "registry.h"
@@ -25,6 +27,33 @@ static inline uint64_t w4a16_fnv1a(uint64_t h, const void *data, size_t n) {
   }
   return h;
 }
+
+/* A memo of selections (memo.c): a key of W4A16_MEMO_WORDS 64-bit words (the problem's fields and
+   the device's, unused words 0) and a generation (a source that can change what the selection
+   picks, such as the config cache, bumps it; 0 where none) -> the kernel picked and where it came
+   from. Open addressing over W4A16_MEMO_SIZE slots, W4A16_MEMO_PROBE probes from the key's hash; a
+   new key whose probes find no free, stale or equal slot replaces the first. Only successful
+   selections go in. Thread-safe (one mutex a memo). Define one with W4A16_MEMO_INIT. */
+#define W4A16_MEMO_WORDS 16
+#define W4A16_MEMO_SIZE 1024
+#define W4A16_MEMO_PROBE 8
+typedef struct w4a16_memo_entry {
+  uint64_t key[W4A16_MEMO_WORDS];
+  unsigned generation;
+  int used, source;
+  const w4a16_kernel_desc *kd;
+} w4a16_memo_entry;
+typedef struct w4a16_memo {
+  pthread_mutex_t mu;
+  w4a16_memo_entry slot[W4A16_MEMO_SIZE];
+} w4a16_memo;
+#define W4A16_MEMO_INIT {PTHREAD_MUTEX_INITIALIZER, {{{0}, 0, 0, 0, NULL}}}
+/* The kernel stored for (key, generation), its source in *source (where not NULL); NULL if none */
+const w4a16_kernel_desc *w4a16_memo_get(w4a16_memo *m, const uint64_t key[W4A16_MEMO_WORDS], unsigned generation,
+                                        int *source);
+/* Store kd and source for (key, generation) */
+void w4a16_memo_put(w4a16_memo *m, const uint64_t key[W4A16_MEMO_WORDS], unsigned generation,
+                    const w4a16_kernel_desc *kd, int source);
 
 /* Record status and a printf-style message for this thread; returns status. */
 w4a16_status w4a16_fail(w4a16_status status, const char *fmt, ...) W4A16_PRINTF(2, 3);

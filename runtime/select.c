@@ -315,39 +315,17 @@ w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested, 
 /* Selection (w4a16_gemm with kernel == NULL)                                */
 /* ------------------------------------------------------------------------- */
 
-/* A small memo: problem + device -> kernel, so the hot path does no query. */
-typedef struct memo_entry {
-  w4a16_problem p;
-  int sm_count, cc, ordinal;
-  unsigned generation;
-  int used;
-  w4a16_selection_source source;
-  const w4a16_kernel_desc *kd;
-} memo_entry;
+/* The memo of selections: problem + device -> kernel, so the hot path does no query. */
+static w4a16_memo g_memo = W4A16_MEMO_INIT;
 
-#define MEMO_SIZE 1024
-#define MEMO_PROBE 8
-static memo_entry g_memo[MEMO_SIZE];
-static pthread_mutex_t g_memo_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t memo_hash(const w4a16_problem *p, int sm_count, int cc, int ordinal) {
-  uint64_t v[] = {(uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->lda, (uint64_t)p->ldd,
-                  (uint64_t)p->group_size, (uint64_t)p->mode, (uint64_t)p->dtype, (uint64_t)(p->has_bias != 0),
-                  (uint64_t)sm_count, (uint64_t)cc, (uint64_t)ordinal};
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i) {
-    h ^= v[i];
-    h *= 1099511628211ull;
-    h ^= h >> 29;
-  }
-  return h;
-}
-
-static int memo_same(const memo_entry *e, const w4a16_problem *p, int sm_count, int cc, int ordinal) {
-  return e->used && e->p.m == p->m && e->p.n == p->n && e->p.k == p->k && e->p.lda == p->lda && e->p.ldd == p->ldd &&
-         e->p.group_size == p->group_size && e->p.mode == p->mode && e->p.dtype == p->dtype &&
-         (e->p.has_bias != 0) == (p->has_bias != 0) && e->sm_count == sm_count && e->cc == cc &&
-         e->ordinal == ordinal;
+static void memo_key(const w4a16_problem *p, const w4a16_device_info *dev, uint64_t key[W4A16_MEMO_WORDS]) {
+  const uint64_t v[] = {(uint64_t)p->m,          (uint64_t)p->n,    (uint64_t)p->k,
+                        (uint64_t)p->lda,        (uint64_t)p->ldd,  (uint64_t)p->group_size,
+                        (uint64_t)p->mode,       (uint64_t)p->dtype, (uint64_t)(p->has_bias != 0),
+                        (uint64_t)dev->sm_count, (uint64_t)dev->cc, (uint64_t)dev->ordinal};
+  _Static_assert(sizeof v / sizeof v[0] <= W4A16_MEMO_WORDS, "the key fits the memo's");
+  memset(key, 0, W4A16_MEMO_WORDS * sizeof *key);
+  memcpy(key, v, sizeof v);
 }
 
 static const w4a16_kernel_desc *select_uncached(const w4a16_problem *p, const w4a16_device_info *dev,
@@ -380,44 +358,21 @@ static const w4a16_kernel_desc *select_uncached(const w4a16_problem *p, const w4
 
 static const w4a16_kernel_desc *select_on(const w4a16_problem *p, const w4a16_device_info *dev,
                                           w4a16_selection_source *source) {
-  unsigned gen = w4a16_cache_generation();
-  uint64_t h = memo_hash(p, dev->sm_count, dev->cc, dev->ordinal);
-  pthread_mutex_lock(&g_memo_mu);
-  for (int i = 0; i < MEMO_PROBE; ++i) {
-    memo_entry *e = &g_memo[(h + (uint64_t)i) % MEMO_SIZE];
-    if (memo_same(e, p, dev->sm_count, dev->cc, dev->ordinal) && e->generation == gen) {
-      const w4a16_kernel_desc *kd = e->kd;
-      *source = e->source;
-      pthread_mutex_unlock(&g_memo_mu);
-      return kd;
-    }
+  const unsigned gen = w4a16_cache_generation();
+  uint64_t key[W4A16_MEMO_WORDS];
+  memo_key(p, dev, key);
+  int src_memo = 0;
+  const w4a16_kernel_desc *kd = w4a16_memo_get(&g_memo, key, gen, &src_memo);
+  if (kd) {
+    *source = (w4a16_selection_source)src_memo;
+    return kd;
   }
-  pthread_mutex_unlock(&g_memo_mu);
-
-  /* not under the lock: the query may log, open the cache and probe kernels */
+  /* not under the memo's lock: the query may log, open the cache and probe kernels */
   w4a16_selection_source src = W4A16_SELECTED_BY_HEURISTIC;
-  const w4a16_kernel_desc *kd = select_uncached(p, dev, &src);
+  kd = select_uncached(p, dev, &src);
   if (!kd) return NULL;
   *source = src;
-
-  pthread_mutex_lock(&g_memo_mu);
-  memo_entry *slot = &g_memo[h % MEMO_SIZE];
-  for (int i = 0; i < MEMO_PROBE; ++i) {
-    memo_entry *e = &g_memo[(h + (uint64_t)i) % MEMO_SIZE];
-    if (!e->used || memo_same(e, p, dev->sm_count, dev->cc, dev->ordinal) || e->generation != gen) {
-      slot = e;
-      break;
-    }
-  }
-  slot->p = *p;
-  slot->sm_count = dev->sm_count;
-  slot->cc = dev->cc;
-  slot->ordinal = dev->ordinal;
-  slot->generation = gen;
-  slot->source = src;
-  slot->kd = kd;
-  slot->used = 1;
-  pthread_mutex_unlock(&g_memo_mu);
+  w4a16_memo_put(&g_memo, key, gen, kd, (int)src);
   return kd;
 }
 

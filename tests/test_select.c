@@ -1205,6 +1205,48 @@ static void test_select_on_device(void **state) {
   cudaFree(wsp);
 }
 
+/* The memo of selections (internal.h, w4a16_memo): a stored key answers its kernel and source, in its
+   generation only; a key that differs in its last word, or one never stored, answers NULL; storing a
+   key again replaces its kernel; of many keys stored one after another each answers right after its
+   store (a full probe window replaces a slot, never the key just stored). */
+static void test_memo(void **state) {
+  (void)state;
+  static w4a16_memo m = W4A16_MEMO_INIT;
+  const w4a16_kernel_desc *k0 = w4a16_kernel_get(0), *k1 = w4a16_kernel_get(1);
+  assert_non_null(k0);
+  assert_non_null(k1);
+  uint64_t key[W4A16_MEMO_WORDS] = {0};
+  key[0] = 64;
+  key[W4A16_MEMO_WORDS - 1] = 7;
+  int src = -1;
+  assert_null(w4a16_memo_get(&m, key, 1, &src));
+  assert_int_equal(src, -1);
+  w4a16_memo_put(&m, key, 1, k0, 2);
+  assert_ptr_equal(w4a16_memo_get(&m, key, 1, &src), k0);
+  assert_int_equal(src, 2);
+  assert_null(w4a16_memo_get(&m, key, 2, NULL));
+  key[W4A16_MEMO_WORDS - 1] = 8;
+  assert_null(w4a16_memo_get(&m, key, 1, NULL));
+  key[W4A16_MEMO_WORDS - 1] = 7;
+  w4a16_memo_put(&m, key, 1, k1, 0);
+  assert_ptr_equal(w4a16_memo_get(&m, key, 1, &src), k1);
+  assert_int_equal(src, 0);
+  int found = 0;
+  for (int i = 0; i < 4 * W4A16_MEMO_SIZE; ++i) {
+    key[1] = (uint64_t)i;
+    w4a16_memo_put(&m, key, 1, (i & 1) ? k1 : k0, i & 3);
+    assert_ptr_equal(w4a16_memo_get(&m, key, 1, &src), (i & 1) ? k1 : k0);
+    assert_int_equal(src, i & 3);
+  }
+  for (int i = 0; i < 4 * W4A16_MEMO_SIZE; ++i) {
+    key[1] = (uint64_t)i;
+    const w4a16_kernel_desc *kd = w4a16_memo_get(&m, key, 1, NULL);
+    if (kd) assert_ptr_equal(kd, (i & 1) ? k1 : k0);
+    found += kd != NULL;
+  }
+  assert_true(found > 0 && found <= W4A16_MEMO_SIZE);
+}
+
 int main(void) {
   /* the process-wide config cache of test_select_on_device: a scratch file */
   char dir[] = "/tmp/w4a16_test_select_XXXXXX", path[128];
@@ -1223,6 +1265,7 @@ int main(void) {
       cmocka_unit_test(test_rule_mem_gbps), cmocka_unit_test(test_group_max_per_column),
       cmocka_unit_test(test_builtin_rules),      cmocka_unit_test(test_random_problems),
       cmocka_unit_test(test_registry_query),     cmocka_unit_test(test_select_on_device),
+      cmocka_unit_test(test_memo),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char lock[160];
