@@ -392,6 +392,37 @@ w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, 
   return query(args, &dev, 1, requested, out, returned);
 }
 
+/* The memo of w4a16_grouped_gemm's selections: the fields of args that the query reads, whether
+   the workspace holds the gathered rows, and the device -> the kernel (the rule depends on nothing
+   else: no generation) */
+static w4a16_memo g_grouped_memo = W4A16_MEMO_INIT;
+
+static void grouped_memo_key(const w4a16_grouped_gemm_args *a, const w4a16_device_info *dev, int gather_room,
+                             uint64_t key[W4A16_MEMO_WORDS]) {
+  const uint64_t v[] = {(uint64_t)a->experts,    (uint64_t)a->rows,        (uint64_t)a->n,
+                        (uint64_t)a->k,          (uint64_t)a->lda,         (uint64_t)a->ldd,
+                        (uint64_t)a->group_size, (uint64_t)a->mode,        (uint64_t)a->dtype,
+                        (uint64_t)(a->row_index != NULL), (uint64_t)gather_room, (uint64_t)dev->sm_count,
+                        (uint64_t)dev->cc,       (uint64_t)dev->ordinal};
+  _Static_assert(sizeof v / sizeof v[0] <= W4A16_MEMO_WORDS, "the key fits the memo's");
+  memset(key, 0, W4A16_MEMO_WORDS * sizeof *key);
+  memcpy(key, v, sizeof v);
+}
+
+w4a16_status w4a16_grouped_select(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int gather_room,
+                                  const w4a16_kernel_desc **kernel) {
+  uint64_t key[W4A16_MEMO_WORDS];
+  grouped_memo_key(args, dev, gather_room, key);
+  if ((*kernel = w4a16_memo_get(&g_grouped_memo, key, 0, NULL)) != NULL) return W4A16_STATUS_OK;
+  const w4a16_kernel_desc *best[1];
+  int got = 0;
+  const w4a16_status st = query(args, dev, gather_room, 1, best, &got);
+  if (st != W4A16_STATUS_OK) return st;
+  *kernel = best[0];
+  w4a16_memo_put(&g_grouped_memo, key, 0, best[0], 0);
+  return W4A16_STATUS_OK;
+}
+
 static int misaligned(const void *p, uintptr_t to) { return ((uintptr_t)p & (to - 1)) != 0; }
 
 w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *a) {
@@ -428,10 +459,7 @@ w4a16_status w4a16_grouped_gemm(const w4a16_grouped_gemm_args *args, const w4a16
   if ((st = w4a16_current_device(&dev)) != W4A16_STATUS_OK) return st;
   const int gather_room = args->row_index && workspace && workspace_bytes >= grouped_gather_bytes(args);
   if (!kernel) {
-    const w4a16_kernel_desc *best[1];
-    int got = 0;
-    if ((st = query(args, &dev, gather_room, 1, best, &got)) != W4A16_STATUS_OK) return st;
-    kernel = best[0];
+    if ((st = w4a16_grouped_select(args, &dev, gather_room, &kernel)) != W4A16_STATUS_OK) return st;
   } else if ((st = runs_here(kernel, &dev)) != W4A16_STATUS_OK) {
     return st;
   } else if (gathers_first(kernel, args) && !gather_room) {

@@ -123,6 +123,12 @@ w4a16_status w4a16_kernel_runs_here(const w4a16_kernel_desc *kernel, const w4a16
    and of the pointers (NULL, alignment) and alpha. OK or a status whose message names the value. */
 w4a16_status w4a16_grouped_check_args(const w4a16_grouped_gemm_args *args);
 w4a16_status w4a16_grouped_check_pointers(const w4a16_grouped_gemm_args *args);
+/* w4a16_grouped_gemm's selection for args (checked) on the device dev describes (cc 0: every
+   architecture's kernels rank, no image probed): its memo, else w4a16_grouped_heuristic_query's rule
+   with the workspace's room for the gathered rows (gather_room), whose first pick goes in the memo.
+   OK with *kernel set; else the query's status (NO_KERNEL), nothing stored. */
+w4a16_status w4a16_grouped_select(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int gather_room,
+                                  const w4a16_kernel_desc **kernel);
 
 /* runtime/cuda/gather_k.cu: out[m, k] = a[m, perm[k]] (w4a16_gather_k, and w4a16_gemm's act-order
    where the kernel does not gather itself); returns the launch's cudaError_t as int; with pdl set the

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal.h"
 #include "test_cuda_util.h"
 #include "test_util.h"
 
@@ -226,6 +227,38 @@ static const w4a16_kernel_desc *heuristic_pick(w4a16_grouped_gemm_args *a, int64
   expect(w4a16_grouped_heuristic_query(a, 132, 1, out, &got), W4A16_STATUS_OK, NULL);
   assert_int_equal(got, 1);
   return out[0];
+}
+
+/* w4a16_grouped_gemm's selection (w4a16_grouped_select: its memo, else the rule) on a described
+   device (cc 0: no image probed) picks the heuristic's first for each of a sequence of arguments that
+   revisits earlier ones (the memo's answers), and the workspace's room for the gathered rows is part
+   of its key: with a row index and 1024 rows an expert the Hopper form's 256-token tile only with room. */
+static void test_select_memo(void **state) {
+  (void)state;
+  w4a16_grouped_gemm_args a = base_args();
+  a.experts = 8;
+  w4a16_device_info dev = {.ordinal = 0, .cc = 0, .sm_count = 132, .max_smem_optin = 0, .mem_gbps = 0};
+  static const int64_t rows[] = {8, 8192, 8, 512, 8192, 512, 2, 8};
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+      a.rows = rows[i];
+      const w4a16_kernel_desc *out[1], *kd = NULL;
+      int got = 0;
+      expect(w4a16_grouped_heuristic_query(&a, 132, 1, out, &got), W4A16_STATUS_OK, NULL);
+      expect(w4a16_grouped_select(&a, &dev, 1, &kd), W4A16_STATUS_OK, NULL);
+      assert_ptr_equal(kd, out[0]);
+    }
+  static const int32_t index_marker[1];
+  a.row_index = index_marker;
+  a.a_rows = 8192;
+  a.rows = 8192;
+  const w4a16_kernel_desc *room = NULL, *none = NULL, *again = NULL;
+  expect(w4a16_grouped_select(&a, &dev, 1, &room), W4A16_STATUS_OK, NULL);
+  expect(w4a16_grouped_select(&a, &dev, 0, &none), W4A16_STATUS_OK, NULL);
+  expect(w4a16_grouped_select(&a, &dev, 1, &again), W4A16_STATUS_OK, NULL);
+  assert_ptr_equal(again, room);
+  assert_true(none->family != W4A16_FAMILY_SM90 || none->tile_m < 256);
+  if (room->family == W4A16_FAMILY_SM90) assert_int_equal(room->tile_m, 256);
 }
 
 static void test_heuristic(void **state) {
@@ -844,6 +877,7 @@ int main(void) {
       cmocka_unit_test(test_profile_args),
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_heuristic),
+      cmocka_unit_test(test_select_memo),
       cmocka_unit_test(test_kernels),
       cmocka_unit_test(test_bad_offsets),
       cmocka_unit_test(test_profile),

@@ -521,7 +521,10 @@ W4A16_API w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_ar
                                                      int *returned);
 
 /**
- * Run the grouped GEMM on stream. kernel: a grouped kernel, or NULL to take the heuristic's first.
+ * Run the grouped GEMM on stream. kernel: a grouped kernel, or NULL to take the heuristic's first
+ * (w4a16_grouped_heuristic_query's rule, kept in a per-process memo keyed by the arguments' shape
+ * fields, E, rows, N, K, lda, ldd, group size, mode, dtype, whether there is a row index and
+ * whether the workspace holds the gathered rows, and the device: a repeated call runs no query).
  * workspace / workspace_bytes: device memory, 16-byte aligned, of at least
  * w4a16_grouped_gemm_workspace_size() for a kernel given (else WORKSPACE_TOO_SMALL); with kernel
  * NULL any workspace works: where it cannot hold the gathered rows, the selection ranks as without
