@@ -397,22 +397,11 @@ w4a16_status w4a16_grouped_heuristic_query(const w4a16_grouped_gemm_args *args, 
    else: no generation) */
 static w4a16_memo g_grouped_memo = W4A16_MEMO_INIT;
 
-static void grouped_memo_key(const w4a16_grouped_gemm_args *a, const w4a16_device_info *dev, int gather_room,
-                             uint64_t key[W4A16_MEMO_WORDS]) {
-  const uint64_t v[] = {(uint64_t)a->experts,    (uint64_t)a->rows,        (uint64_t)a->n,
-                        (uint64_t)a->k,          (uint64_t)a->lda,         (uint64_t)a->ldd,
-                        (uint64_t)a->group_size, (uint64_t)a->mode,        (uint64_t)a->dtype,
-                        (uint64_t)(a->row_index != NULL), (uint64_t)gather_room, (uint64_t)dev->sm_count,
-                        (uint64_t)dev->cc,       (uint64_t)dev->ordinal};
-  _Static_assert(sizeof v / sizeof v[0] <= W4A16_MEMO_WORDS, "the key fits the memo's");
-  memset(key, 0, W4A16_MEMO_WORDS * sizeof *key);
-  memcpy(key, v, sizeof v);
-}
-
 w4a16_status w4a16_grouped_select(const w4a16_grouped_gemm_args *args, const w4a16_device_info *dev, int gather_room,
                                   const w4a16_kernel_desc **kernel) {
   uint64_t key[W4A16_MEMO_WORDS];
-  grouped_memo_key(args, dev, gather_room, key);
+  W4A16_MEMO_KEY(key, args->experts, args->rows, args->n, args->k, args->lda, args->ldd, args->group_size,
+                 args->mode, args->dtype, args->row_index != NULL, gather_room, dev->sm_count, dev->cc, dev->ordinal);
   if ((*kernel = w4a16_memo_get(&g_grouped_memo, key, 0, NULL)) != NULL) return W4A16_STATUS_OK;
   const w4a16_kernel_desc *best[1];
   int got = 0;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "plan.h"
 #include "registry.h"
@@ -48,6 +49,15 @@ typedef struct w4a16_memo {
   w4a16_memo_entry slot[W4A16_MEMO_SIZE];
 } w4a16_memo;
 #define W4A16_MEMO_INIT {PTHREAD_MUTEX_INITIALIZER, {{{0}, 0, 0, 0, NULL}}}
+/* key (uint64_t[W4A16_MEMO_WORDS]) = the listed fields, each converted to uint64_t, then zeros;
+   more fields than W4A16_MEMO_WORDS do not compile */
+#define W4A16_MEMO_KEY(key, ...)                                                                   \
+  do {                                                                                            \
+    const uint64_t memo_fields_[] = {__VA_ARGS__};                                                \
+    _Static_assert(sizeof memo_fields_ / sizeof memo_fields_[0] <= W4A16_MEMO_WORDS, "memo key"); \
+    memset((key), 0, W4A16_MEMO_WORDS * sizeof(uint64_t));                                        \
+    memcpy((key), memo_fields_, sizeof memo_fields_);                                             \
+  } while (0)
 /* The kernel stored for (key, generation), its source in *source (where not NULL); NULL if none */
 const w4a16_kernel_desc *w4a16_memo_get(w4a16_memo *m, const uint64_t key[W4A16_MEMO_WORDS], unsigned generation,
                                         int *source);

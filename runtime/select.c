@@ -318,16 +318,6 @@ w4a16_status w4a16_heuristic_query(const w4a16_problem *problem, int requested, 
 /* The memo of selections: problem + device -> kernel, so the hot path does no query. */
 static w4a16_memo g_memo = W4A16_MEMO_INIT;
 
-static void memo_key(const w4a16_problem *p, const w4a16_device_info *dev, uint64_t key[W4A16_MEMO_WORDS]) {
-  const uint64_t v[] = {(uint64_t)p->m,          (uint64_t)p->n,    (uint64_t)p->k,
-                        (uint64_t)p->lda,        (uint64_t)p->ldd,  (uint64_t)p->group_size,
-                        (uint64_t)p->mode,       (uint64_t)p->dtype, (uint64_t)(p->has_bias != 0),
-                        (uint64_t)dev->sm_count, (uint64_t)dev->cc, (uint64_t)dev->ordinal};
-  _Static_assert(sizeof v / sizeof v[0] <= W4A16_MEMO_WORDS, "the key fits the memo's");
-  memset(key, 0, W4A16_MEMO_WORDS * sizeof *key);
-  memcpy(key, v, sizeof v);
-}
-
 static const w4a16_kernel_desc *select_uncached(const w4a16_problem *p, const w4a16_device_info *dev,
                                                 w4a16_selection_source *source) {
   w4a16_config_cache *cache = w4a16_config_cache_default();
@@ -360,7 +350,8 @@ static const w4a16_kernel_desc *select_on(const w4a16_problem *p, const w4a16_de
                                           w4a16_selection_source *source) {
   const unsigned gen = w4a16_cache_generation();
   uint64_t key[W4A16_MEMO_WORDS];
-  memo_key(p, dev, key);
+  W4A16_MEMO_KEY(key, p->m, p->n, p->k, p->lda, p->ldd, p->group_size, p->mode, p->dtype, p->has_bias != 0,
+                 dev->sm_count, dev->cc, dev->ordinal);
   int src_memo = 0;
   const w4a16_kernel_desc *kd = w4a16_memo_get(&g_memo, key, gen, &src_memo);
   if (kd) {
