@@ -26,6 +26,7 @@ The library's calls (grouped and dense) launch as the ops do by default, in plai
 runs, each one's launch and set-up under the end of the one before.
 
 Usage: python3 bench/moe_bench.py [--json FILE] [--quick] [--tokens 1,4,16] [--models M,...] [--pdl]
+       [--sweep [--sweep-kernels 128x64x,128x96x]]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
@@ -87,21 +88,26 @@ def chosen_kernel(e: int, rows: int, n: int, k: int, a_rows: int, row_index: int
     return out[0].contents.name.decode() if st == 0 and got.value else "?"
 
 
-def candidates(e: int, rows: int, n: int, k: int, a_rows: int) -> List[Tuple[str, int]]:
-    """(name, descriptor address) of every bf16 scale-only grouped kernel that can run these."""
+def candidates(e: int, rows: int, n: int, k: int, a_rows: int,
+               only: Optional[List[str]] = None) -> List[Tuple[str, int]]:
+    """(name, descriptor address) of every bf16 scale-only grouped kernel that can run these;
+    with only, those whose name holds one of its substrings."""
     L = _lib.lib()
     ga = _grouped_args(e, rows, n, k, a_rows)
     out = []
     for i in range(L.w4a16_grouped_kernel_count()):
         d = L.w4a16_grouped_kernel_get(i)
+        name = d.contents.name.decode()
         if d.contents.dtype == 1 and d.contents.mode == 1 and \
+                (not only or any(s in name for s in only)) and \
                 L.w4a16_grouped_can_implement(d, _lib.ctypes.byref(ga)) == 0:
-            out.append((d.contents.name.decode(), _lib.ctypes.addressof(d.contents)))
+            out.append((name, _lib.ctypes.addressof(d.contents)))
     return out
 
 
 def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int, kind: str,
-               gbps: float, l2: int, gen: torch.Generator, sweep: bool = False) -> Dict:
+               gbps: float, l2: int, gen: torch.Generator, sweep: bool = False,
+               sweep_only: Optional[List[str]] = None) -> Dict:
     rows = t * topk
     wbytes_one = e * (n * k // 2 + (k // GROUP) * n * 2)
     copies = max(2, min(8, math.ceil(4 * l2 / wbytes_one)))
@@ -159,7 +165,7 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
     if sweep:  # every grouped kernel named, through the raw call (with the workspace of those that
         # gather the rows first, w4a16_grouped_gemm_workspace_size: rows x K x 2 bytes)
         ws = torch.empty(rows * k * 2 + 256 if gather else 1, dtype=torch.uint8, device="cuda")
-        for name, addr in candidates(e, rows, n, k, t):
+        for name, addr in candidates(e, rows, n, k, t, sweep_only):
             def raw(c: int, addr: int = addr) -> None:
                 r = rt[c]
                 _gemm.grouped_gemm_raw(e, rows, n, k, k, n, x.shape[0], GROUP, 1, 1, False,
@@ -197,6 +203,9 @@ def main() -> None:
     ap.add_argument("--models", help="comma-separated model names")
     ap.add_argument("--sweep", action="store_true",
                     help="also time every grouped bf16 kernel that can run each problem")
+    ap.add_argument("--sweep-kernels",
+                    help="with --sweep, only the kernels whose name holds one of these "
+                         "comma-separated substrings")
     ap.add_argument("--pdl", action="store_true",
                     help="launch the library's calls programmatically (w4a16.ops.GEMM_FLAGS = 0)")
     args = ap.parse_args()
@@ -224,7 +233,8 @@ def main() -> None:
             for t in tokens:
                 for kind in kinds:
                     r = bench_gemm(model, which, e, topk, n, k, t, kind, gbps,
-                                   props.L2_cache_size, gen, args.sweep)
+                                   props.L2_cache_size, gen, args.sweep,
+                                   args.sweep_kernels.split(",") if args.sweep_kernels else None)
                     rows.append(r)
                     print(f"| {model} | {which} | {t} | {kind} | {r['experts_used']:.1f} | "
                           f"{r['w4a16_us']:.1f} | {r['floor_frac']:.2f} | "
