@@ -11,7 +11,7 @@ list grows with N, so the asm strings are spelled out here rather than by hand.
 """
 import sys
 
-SHAPES = (8, 16, 32, 64, 128, 256)
+SHAPES = (8, 16, 32, 64, 96, 128, 256)
 TYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))
 
 

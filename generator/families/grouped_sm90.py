@@ -19,13 +19,15 @@ FAMILY = Family.SM90
 ARCH = Arch.SM90A
 TEMPLATE = "grouped_sm90_kernel.cu.j2"
 
-# (tile_n, tile_m, tile_k, consumer warpgroups): the token tiles of the dense family's tiles, one
-# per regime of rows per expert (32, 64, 128, 256 and more); at 64 tokens two depths, 128 of K with
+# (tile_n, tile_m, tile_k, consumer warpgroups): a token tile for each regime of rows per expert
+# (32, 64, 96, 128, 256 and more: 96 serves the experts of 57-80 rows
+# that uniform routing spreads past 64 in one pass, its last tile of at most 64 rows narrow; 256 of
+# K a stage would leave it two stages); at 64 tokens two depths, 128 of K with
 # the row gather (its warps feed a stage of 128 sooner) and 256 without (half the stage barriers a
 # byte); at 32 the dense family's 17-32 row tile, 256 rows of four consumer warpgroups (the
 # two-warpgroup one, in the full space, took 1.02-1.13x its time at 16-24 rows an expert; H100,
 # bench/moe_bench.py --sweep)
-TILES = ((128, 64, 128, 2), (128, 64, 256, 2), (128, 128, 128, 2), (128, 256, 64, 2),
+TILES = ((128, 64, 128, 2), (128, 64, 256, 2), (128, 96, 128, 2), (128, 128, 128, 2), (128, 256, 64, 2),
          (256, 32, 128, 2), (256, 32, 128, 4))
 DEFAULT = set(TILES) - {(256, 32, 128, 2)}
 

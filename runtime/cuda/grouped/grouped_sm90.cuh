@@ -9,9 +9,9 @@
 // Activations: without a row index by the 2-D map over A [rows, K] from the unit's first grouped row
 // (whole token tiles: the rows past the expert's, the next expert's or the map's zeros beyond `rows`,
 // only reach wgmma columns that are never stored); with one, gathered by the producer warpgroup's
-// gather warps (sm90_producer.cuh, gather_warps) into the same shared layout. TM >= 128: an expert's
-// last tile with at most 64 (128) rows is a narrow unit (Cfg::kNarrowTail): 64 (128) rows, by the tail
-// map's 64-row boxes, and wgmmas of that N. Weights: the map over the E experts' packed weights as one
+// gather warps (sm90_producer.cuh, gather_warps) into the same shared layout. TM > 64: an expert's
+// last tile with at most 64 (128, below a TM of 256) rows is a narrow unit (Cfg::kNarrowTail): 64
+// (128) rows, by the tail map's 64-row boxes, and wgmmas of that N. Weights: the map over the E experts' packed weights as one
 // [E N / 16 row blocks] x [K / 64 x 128 words] array (expert e's row blocks from e N / 16); scales
 // (zeros): the map over [E G rows] x [N] (expert e's from row e G). A column tile past N reads the next
 // expert's rows (the last expert: the map's zeros) and stores nothing there. Epilogue: alpha, the row's

@@ -34,11 +34,11 @@ struct Cfg {
   // store), and there is no split-K, stream-K or K pair.
   static constexpr bool kGrouped = GROUPED_;
   static constexpr int kMaxExperts = 256;  // the table's experts (grouped form)
-  // Grouped form, TM >= 128: a unit whose expert has at most 64 (128) rows left in the token tile
-  // runs as a 64- (128-) token tile: its activations come as that many rows (64-row boxes) and its
-  // wgmmas take that N, so an expert's last, part-full tile costs the tensor cores its rows rounded
-  // up to 64 rather than TM (narrow_tile, sm90_schedule.cuh).
-  static constexpr bool kNarrowTail = GROUPED_ && TM_ >= 128 && CN_ == 1;
+  // Grouped form, TM > 64: a unit whose expert has at most 64 (128, below a TM of 256) rows left in
+  // the token tile runs as a 64- (128-) token tile: its activations come as that many rows (64-row
+  // boxes) and its wgmmas take that N, so an expert's last, part-full tile costs the tensor cores its
+  // rows rounded up to 64 rather than TM (narrow_tile, sm90_schedule.cuh).
+  static constexpr bool kNarrowTail = GROUPED_ && TM_ > 64 && CN_ == 1;
   static constexpr bool kCoop = SCHED_ == W4A16_SCHEDULE_COOPERATIVE;
   static constexpr bool kZeros = MODE_ == W4A16_FINEGRAINED_SCALE_AND_ZEROS;
   static constexpr int kSub = kZeros ? 0 : 8;  // the code's offset (q - 8) where no zero point shifts it
