@@ -48,6 +48,22 @@
    weighs more where there are few. H100, bench/moe_bench.py through the op, Mixtral at 256 rows an
    expert, rows gathered first, against the 128-token tile: gate_up (13.6 rounds) 0.94-0.95x the
    time; down (1.9 rounds) 1.00x uniform, 1.02x Zipf. */
+/* The Hopper form's 96-token tile (128x96x128; an expert's last tile of at most 64 rows narrow) above
+   GROUPED_SM90_T96_MIN_ROWS up to GROUPED_SM90_T96_MAX_ROWS rows a used expert where its units
+   (experts with rows expected x ceil(rows a used expert / 96) x column tiles of 128 rows) fill at
+   least GROUPED_SM90_T96_WAVES rounds of one CTA an SM. Under uniform routing about half the experts
+   pass 64 rows at 64 rows an expert, and the 64-token tile reads their weights twice where the
+   96-token tile reads them once. H100, bench/moe_bench.py --sweep at 64 rows an expert, against the
+   rule's 64-token tile: uniform routing 0.88x the time on Mixtral-8x7B gate_up (13.6 rounds) and
+   down (1.9 rounds), 0.87-0.88x on Qwen3-30B-A3B's (11.6, 15.5); Zipf routing, whose small experts
+   run narrow in a tile of five stages where the 64-token tile has eight (128 of K) or four of 256,
+   1.02x (Mixtral gate_up), 1.04-1.07x (Qwen3), and 1.15x on Mixtral's down, whose few long units
+   (112 k-blocks) leave the last round part-empty: the rounds bound keeps the 64-token tile there. The
+   bounds (not measured): at 56 rows an expert about one expert in seven passes 64 rows (the
+   binomial's spread, about the square root of the mean), at 80 about one in thirty passes 96. */
+#define GROUPED_SM90_T96_MIN_ROWS 56
+#define GROUPED_SM90_T96_MAX_ROWS 80
+#define GROUPED_SM90_T96_WAVES 4.0
 /* The Hopper form's kernels of a token tile of at least GROUPED_GATHER_FIRST_TILE rows take a row
    index by gathering A into the workspace first (runtime/cuda/gather_rows.cu) and then reading it
    in grouped order by the activation map, where the workspace has room (grouped_gather_bytes): the
@@ -316,10 +332,14 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
     const int wide = per_expert >= GROUPED_SM90_WIDE_ROWS ||
                      (per_expert >= sm90_wide_rows(a) &&
                       units256 >= GROUPED_SM90_WIDE_WAVES * (sm_count > 0 ? sm_count : 132));
-    const double want = t32                                                               ? 32.0
-                        : per_expert <= GROUPED_SM90_NARROW_ROWS                        ? 64.0
-                        : (!a->row_index || gather_room) && wide                        ? 256.0
-                                                                                 : 128.0;
+    const double units96 = experts_used_expected(a) * ceil(per_expert / 96.0) * (double)((a->n + 127) / 128);
+    const int t96 = per_expert > GROUPED_SM90_T96_MIN_ROWS && per_expert <= GROUPED_SM90_T96_MAX_ROWS &&
+                    units96 >= GROUPED_SM90_T96_WAVES * (sm_count > 0 ? sm_count : 132);
+    const double want = t32                                                        ? 32.0
+                        : t96                                                      ? 96.0
+                        : per_expert <= GROUPED_SM90_NARROW_ROWS                   ? 64.0
+                        : (!a->row_index || gather_room) && wide                   ? 256.0
+                                                                                   : 128.0;
     const int want_k = want == 64.0 ? (a->row_index ? 128 : 256) : kd->tile_k;
     /* the nearest token tile, the wanted depth, four consumer warpgroups (the 32-token tile's), the
        narrower column tile */

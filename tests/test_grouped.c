@@ -374,6 +374,22 @@ static void test_heuristic(void **state) {
       expect(w4a16_grouped_gemm_workspace_size(NULL, &a, &bytes), W4A16_STATUS_OK, NULL);
       assert_int_equal(bytes, wide[i].bytes);
     }
+    /* above 56 up to 80 rows an expert: the 96-token tile where its units make four rounds of 132
+       SMs (Mixtral's gate_up at 64 rows, 8 x 224 units; Qwen3-30B-A3B's gate_up and down at 64
+       rows, 128 x 12 and 128 x 16); the 64-token tile at 64 rows on fewer units (Mixtral's down,
+       8 x 32) and at 56 rows, the 128-token tile at 96 rows. A build without it: the nearest. */
+    const int have_t96 =
+        w4a16_grouped_kernel_find("w4a16_grouped_sm90_bf16_u4_fgs_128x96x128_1x1x1_cooperative") != NULL;
+    static const struct { int64_t experts, rows, n, k; int tile_m; } t96[] = {
+        {8, 512, 28672, 4096, 96},    {128, 8192, 1536, 2048, 96}, {128, 8192, 2048, 768, 96},
+        {8, 512, 4096, 14336, 64},    {8, 448, 28672, 4096, 64},   {8, 768, 28672, 4096, 128},
+        {8, 640, 28672, 4096, 96}};
+    for (size_t i = 0; i < sizeof t96 / sizeof t96[0]; ++i) {
+      const w4a16_kernel_desc *kd = heuristic_pick(&a, t96[i].experts, t96[i].rows, t96[i].n, t96[i].k);
+      assert_int_equal(kd->family, W4A16_FAMILY_SM90);
+      if (t96[i].tile_m != 96 || have_t96) assert_int_equal(kd->tile_m, t96[i].tile_m);
+      if (t96[i].tile_m == 96 && !have_t96) assert_int_equal(kd->tile_m, 128);
+    }
   }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
      blocks) and its token tile (16 rows on the 64- and 128-row blocks from 1.5 rows a used expert

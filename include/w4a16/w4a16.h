@@ -506,7 +506,9 @@ W4A16_API w4a16_status w4a16_grouped_gemm_workspace_size(const w4a16_kernel_desc
  * (N K / 2 bytes) pass 16 MB, and at 16 to 24 rows a used expert where the experts with rows
  * expected times ceil(N / 256) make at least two units an SM, the Hopper tensor-core form (family
  * SM90, sm_90a: in that last case token tile 32 with 256 weight rows and four consumer warpgroups;
- * else token tile 64 up to 64 rows a used expert, tile_k 128 with a row index and 256 without; 128
+ * else token tile 96 above 56 up to 80 rows a used expert where the 96-token units (experts with
+ * rows expected x ceil(rows a used expert / 96) x ceil(N / 128)) make at least four rounds of one
+ * CTA an SM; 64 up to 64 rows a used expert, tile_k 128 with a row index and 256 without; 128
  * above; 256 from 512 rows a used expert, and from 256 where one expert's packed weights pass
  * 16 MB and the 256-token units (experts with rows expected x ceil(rows a used expert / 256) x
  * ceil(N / 128)) make at least four rounds of one CTA an SM,
