@@ -35,7 +35,8 @@
    outgrow the L2, so on skewed routing the 64-token tile reads Mixtral's experts fewer times
    (Mixtral at 16 rows an expert, Zipf routing: 0.77-0.91x the sm80-class 32-token tile's time;
    uniform 0.99-1.03x). Its token tile: 64 up to GROUPED_SM90_NARROW_ROWS rows an expert (Mixtral
-   at 64: 0.67-0.95x the 128-token tile's time, but for down on uniform routing 1.03x), 128 of K a
+   and Qwen3-30B-A3B at 64, H100 --sweep: 0.81-0.96x the time of the 128-token tile, whose narrow
+   tails run its experts of at most 64 rows 64 wide, on Zipf routing, 1.01-1.02x on uniform), 128 of K a
    stage where the gather warps feed it and 256 without (Mixtral: 0.89-0.96x the other depth's time
    each); 128 above; 256 from sm90_wide_rows() on: GROUPED_SM90_WIDE_ROWS rows an expert
    (Mixtral down at 1024 rows an expert: 0.99x the time of 128; with the in-kernel row gather
