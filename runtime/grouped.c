@@ -208,6 +208,14 @@ static int expert_past_l2(const w4a16_grouped_gemm_args *a) {
   return (double)a->n * (double)a->k / 2.0 >= GROUPED_L2_EXPERT_BYTES;
 }
 
+/* The Hopper form's units of a token tile: used_est experts with rows (experts_used_expected) x
+   ceil(per_expert / token_tile) token tiles an expert x ceil(N / col_tile) column tiles; its rule
+   holds where they make enough rounds of one CTA an SM */
+static double sm90_units(const w4a16_grouped_gemm_args *a, double used_est, double per_expert, int token_tile,
+                         int col_tile) {
+  return used_est * ceil(per_expert / token_tile) * (double)((a->n + col_tile - 1) / col_tile);
+}
+
 /* The fewest rows a used expert from which the Hopper form may take its 256-token tile
    (GROUPED_SM90_WIDE_ROWS, GROUPED_SM90_WIDE_ROWS_BIG; grouped_rank adds the rounds bound there) */
 static double sm90_wide_rows(const w4a16_grouped_gemm_args *a) {
@@ -320,22 +328,20 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   }
   if (kd->family == W4A16_FAMILY_SM90) {
     const int big = expert_past_l2(a);
-    const double units32 = experts_used_expected(a) * (double)((a->n + 255) / 256);
+    const double used_est = experts_used_expected(a);
+    const double sms = sm_count > 0 ? sm_count : 132;
     const int t32 = per_expert >= GROUPED_SM90_T32_MIN_ROWS && per_expert <= GROUPED_SM90_T32_MAX_ROWS &&
-                    units32 >= GROUPED_SM90_T32_WAVES * (sm_count > 0 ? sm_count : 132);
+                    sm90_units(a, used_est, per_expert, 32, 256) >= GROUPED_SM90_T32_WAVES * sms;
     const int hopper = t32 || (big ? per_expert >= GROUPED_SM90_MIN_ROWS_BIG
                                    : per_expert > (a->k >= GROUPED_SM90_LONG_K ? GROUPED_SM90_MID_ROWS
                                                                                : GROUPED_SM90_MIN_ROWS));
     if (decode || !hopper)
       return (decode ? 2e6 : 5000.0) + kd->tile_m;
-    const double units256 =
-        experts_used_expected(a) * ceil(per_expert / 256.0) * (double)((a->n + 127) / 128);
     const int wide = per_expert >= GROUPED_SM90_WIDE_ROWS ||
                      (per_expert >= sm90_wide_rows(a) &&
-                      units256 >= GROUPED_SM90_WIDE_WAVES * (sm_count > 0 ? sm_count : 132));
-    const double units96 = experts_used_expected(a) * ceil(per_expert / 96.0) * (double)((a->n + 127) / 128);
+                      sm90_units(a, used_est, per_expert, 256, 128) >= GROUPED_SM90_WIDE_WAVES * sms);
     const int t96 = per_expert > GROUPED_SM90_T96_MIN_ROWS && per_expert <= GROUPED_SM90_T96_MAX_ROWS &&
-                    units96 >= GROUPED_SM90_T96_WAVES * (sm_count > 0 ? sm_count : 132);
+                    sm90_units(a, used_est, per_expert, 96, 128) >= GROUPED_SM90_T96_WAVES * sms;
     const double want = t32                                                        ? 32.0
                         : t96                                                      ? 96.0
                         : per_expert <= GROUPED_SM90_NARROW_ROWS                   ? 64.0
