@@ -20,11 +20,12 @@
 /* 64-bit FNV-1a (Fowler/Noll/Vo; offset basis and prime from the reference description):
    h = w4a16_fnv1a(W4A16_FNV1A_OFFSET, data, n), or continued by passing the previous h. */
 #define W4A16_FNV1A_OFFSET 14695981039346656037ull
+#define W4A16_FNV1A_PRIME 1099511628211ull
 static inline uint64_t w4a16_fnv1a(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = (const unsigned char *)data;
   for (size_t i = 0; i < n; ++i) {
     h ^= p[i];
-    h *= 1099511628211ull;
+    h *= W4A16_FNV1A_PRIME;
   }
   return h;
 }

@@ -10,7 +10,7 @@ static uint64_t memo_hash(const uint64_t key[W4A16_MEMO_WORDS]) {
   uint64_t h = W4A16_FNV1A_OFFSET;
   for (int i = 0; i < W4A16_MEMO_WORDS; ++i) {
     h ^= key[i];
-    h *= 1099511628211ull;
+    h *= W4A16_FNV1A_PRIME;
     h ^= h >> 29;
   }
   return h;
