@@ -140,6 +140,17 @@ class Config:
         return SCHEDULE_C[self.schedule]
 
 
+def check_pipeline(c, smem_limit, prefix=""):
+    """(ok, reason) for the multistage pipeline's two limits every cp.async family shares: at
+    least two stages (one filling while one is read) and the shared memory within smem_limit
+    bytes; prefix starts the reason (e.g. "tma: ")."""
+    if c.stages < 2:
+        return False, prefix + "at least 2 stages"
+    if c.smem_bytes > smem_limit:
+        return False, prefix + "shared memory %d > %d" % (c.smem_bytes, smem_limit)
+    return True, ""
+
+
 def kernel_prefix(family, dtype, mode, grouped=False):
     """The general part of every name: w4a16_<family>_<dtype>_u4_<mode> (grouped kernels:
     w4a16_grouped_<family>_...)."""

@@ -30,7 +30,7 @@ sm_90a schedule "tma" (runtime/cuda/gemv/gemv_tma.cuh): w4a16_gemv_<dtype>_u4_<m
 """
 import itertools
 
-from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 
 FAMILY = Family.GEMV
 ARCH = Arch.SM80  # every listed arch >= 80 (+ PTX): mma.sync, ldmatrix, cp.async are sm80 features
@@ -169,11 +169,7 @@ def is_valid(c):
         return False, "tile_k must be 64 x warps along K x tiles per warp"
     if c.tile_m not in (8, 16):
         return False, "tile_m must be 8 or 16"
-    if c.stages < 2:
-        return False, "at least 2 stages"
-    if c.smem_bytes > SMEM_LIMIT:
-        return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
-    return True, ""
+    return check_pipeline(c, SMEM_LIMIT)
 
 
 def is_default(c):

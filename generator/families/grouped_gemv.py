@@ -16,7 +16,7 @@ last column blocks and stages); at most 256 experts (the CTA's unit table).
 """
 import itertools
 
-from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 from .gemv import tma_min_group, tma_smem_bytes, warps_k
 
 FAMILY = Family.GEMV
@@ -112,11 +112,7 @@ def is_valid(c):
         return False, "tile_k must be a multiple of 64 x the warps along K"
     if (c.tile_n * c.tile_k // 32) % THREADS:
         return False, "weight copies do not split over the threads"
-    if c.stages < 2:
-        return False, "at least 2 stages"
-    if c.smem_bytes > SMEM_LIMIT:
-        return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
-    return True, ""
+    return check_pipeline(c, SMEM_LIMIT)
 
 
 def is_default(c):

@@ -12,7 +12,7 @@ tiles, 4 otherwise); the warp layout inside the CTA is derived in the header
 """
 import itertools
 
-from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
+from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 
 FAMILY = Family.SM80
 ARCH = Arch.SM80
@@ -95,11 +95,7 @@ def is_valid(c):
     if (c.tile_n * c.tile_k // 32) % c.threads or c.threads % (c.tile_k // 2) or \
             c.threads % (c.tile_k // 8) or c.threads % (c.tile_n // 8):
         return False, "copies do not split evenly over the threads"
-    if c.stages < 2:
-        return False, "at least 2 stages"
-    if c.smem_bytes > SMEM_LIMIT:
-        return False, "shared memory %d > %d" % (c.smem_bytes, SMEM_LIMIT)
-    return True, ""
+    return check_pipeline(c, SMEM_LIMIT)
 
 
 def is_default(c):
