@@ -187,10 +187,10 @@ def read_profile_text(text: str, name: str) -> Profile:
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith("#"):
             for cell in line.split("\t")[1:]:
-                key, _, value = cell.partition("=")
-                if key == "sm_count":
+                field, _, value = cell.partition("=")
+                if field == "sm_count":
                     sm = int(value)
-                elif key == "cc":
+                elif field == "cc":
                     cc = int(value)
             continue
         if not line.strip():
@@ -289,7 +289,9 @@ def fit_group(samples: Sequence[Sequence[Timing]]) -> GroupFit:
         out = []
         for i in idx:
             c = next(c for c in chain if c in present[i])
-            out.append(class_time(samples[i], c) / best[i])
+            us = class_time(samples[i], c)
+            assert us is not None  # c is present on sample i
+            out.append(us / best[i])
         return out
 
     def closing(idx: List[int]) -> Optional[Class]:
@@ -300,7 +302,8 @@ def fit_group(samples: Sequence[Sequence[Timing]]) -> GroupFit:
         return min(pool, key=lambda c: (score(ratios([c], idx)), restricted(c), c))
 
     everyone = range(len(samples))
-    candidates = []
+    # (the ordering key: score, restricted primary, chain length - 1, primary), the chain
+    candidates: List[Tuple[Tuple[float, bool, int, Class], Tuple[Class, ...]]] = []
     for c1 in sorted(frozenset.union(*present)):
         left = [i for i in everyone if c1 not in present[i]]
         if not left:
@@ -317,9 +320,8 @@ def fit_group(samples: Sequence[Sequence[Timing]]) -> GroupFit:
                 continue
             c3 = closing(left2)
             if c3:
-                chain = (c1, c2b, c3)
-                key = (score(ratios(chain, everyone)) + ALT2_PENALTY, restricted(c1), 2, c1)
-                candidates.append((key, chain))
+                alt = (c1, c2b, c3)
+                candidates.append(((score(ratios(alt, everyone)) + ALT2_PENALTY, restricted(c1), 2, c1), alt))
     if not candidates:
         raise FitError("no kernel class covers every sample of the group")
     _, chain = min(candidates)
