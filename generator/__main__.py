@@ -11,14 +11,16 @@ fit    write heuristics/rules.tsv from heuristics/fit.tsv, the profiles in heuri
 """
 import argparse
 import sys
+from types import ModuleType
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from . import filters
 from .families import FAMILIES
-from .model import archs_from_cmake
+from .model import Arch, Config, archs_from_cmake
 
 
-def parse_archs(text):
-    archs = set()
+def parse_archs(text: str) -> Set[Arch]:
+    archs: Set[Arch] = set()
     for a in filters.split_patterns(text):
         targets = archs_from_cmake(a)
         if targets is None:
@@ -28,7 +30,7 @@ def parse_archs(text):
     return archs
 
 
-def candidates():
+def candidates() -> Iterator[Tuple[ModuleType, Config, bool, str]]:
     """(config, ok, reason) for every enumerated configuration of every family."""
     for fam in FAMILIES:
         for c in fam.enumerate():
@@ -36,8 +38,8 @@ def candidates():
             yield fam, c, ok, why
 
 
-def select(archs, include, exclude):
-    by_family = {}
+def select(archs: Set[Arch], include: List[str], exclude: List[str]) -> List[Config]:
+    by_family: Dict[ModuleType, List[Config]] = {}
     for fam, c, ok, _ in candidates():
         if ok and c.arch in archs:
             by_family.setdefault(fam, []).append(c)
@@ -61,7 +63,7 @@ def select(archs, include, exclude):
     return sorted(chosen, key=lambda c: c.name)
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["fit"]:
         from . import fit

@@ -4,22 +4,26 @@ without '*' must match the whole name. 'all' (include, alone or in a list) means
 valid kernel; an empty include list means each family's default set."""
 
 import re
+from typing import Callable, Iterable, List, Optional, Sequence
+
+from .model import Config
 
 
-def split_patterns(text):
+def split_patterns(text: Optional[str]) -> List[str]:
     if not text:
         return []
     return [p.strip() for p in re.split(r"[,;]", text) if p.strip()]
 
 
-def match(pattern, name):
+def match(pattern: str, name: str) -> bool:
     # runs of '*' are one '*' (else the regex's adjacent '.*'s backtrack exponentially)
     pieces = re.sub(r"\*+", "*", pattern).split("*")
     regex = "^" + ".*".join(re.escape(piece) for piece in pieces) + "$"
     return re.match(regex, name) is not None
 
 
-def select(configs, include, exclude, is_default):
+def select(configs: Iterable[Config], include: Sequence[str], exclude: Sequence[str],
+           is_default: Callable[[Config], bool]) -> List[Config]:
     """Filter configs by include / exclude pattern lists (already split)."""
     out = []
     for c in configs:
@@ -36,6 +40,6 @@ def select(configs, include, exclude, is_default):
     return out
 
 
-def unmatched(patterns, names):
+def unmatched(patterns: Sequence[str], names: Sequence[str]) -> List[str]:
     """The patterns (other than 'all') that match none of names."""
     return [p for p in patterns if p != "all" and not any(match(p, n) for n in names)]

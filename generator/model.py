@@ -7,6 +7,7 @@ rows), the SECOND along M (tokens), the THIRD along K.
 """
 import dataclasses
 import enum
+from typing import Optional, Tuple
 
 
 class Arch(enum.Enum):
@@ -23,7 +24,7 @@ ARCH_FROM_CMAKE = {"80": (Arch.SM80,), "86": (Arch.SM80,), "89": (Arch.SM80,),
                    "100": (Arch.SM80,), "120": (Arch.SM80,)}
 
 
-def archs_from_cmake(entry):
+def archs_from_cmake(entry: str) -> Optional[Tuple[Arch, ...]]:
     """The build targets of one W4A16_CUDA_ARCHS entry ('80', 'sm_80', '8.0', '90a', 'sm_90a',
     '121', ...): any compute capability >= 8.0 builds the sm80-class families (also those not in
     the table above: 8.7, 10.3, 11.0, 12.1); 90a (only) adds the sm90a family. None if the entry is
@@ -111,36 +112,36 @@ class Config:
     grouped: bool = False
 
     @property
-    def sm_min(self):
+    def sm_min(self) -> int:
         return ARCH_SM_RANGE[self.arch][0]
 
     @property
-    def sm_max(self):
+    def sm_max(self) -> int:
         return ARCH_SM_RANGE[self.arch][1]
 
     # C spellings used by the templates
     @property
-    def c_family(self):
+    def c_family(self) -> str:
         return FAMILY_C[self.family]
 
     @property
-    def c_dtype(self):
+    def c_dtype(self) -> str:
         return DTYPE_C[self.dtype]
 
     @property
-    def cuda_dtype(self):
+    def cuda_dtype(self) -> str:
         return DTYPE_CUDA[self.dtype]
 
     @property
-    def c_mode(self):
+    def c_mode(self) -> str:
         return MODE_C[self.mode]
 
     @property
-    def c_schedule(self):
+    def c_schedule(self) -> str:
         return SCHEDULE_C[self.schedule]
 
 
-def check_pipeline(c, smem_limit, prefix=""):
+def check_pipeline(c: "Config", smem_limit: int, prefix: str = "") -> Tuple[bool, str]:
     """(ok, reason) for the multistage pipeline's two limits every cp.async family shares: at
     least two stages (one filling while one is read) and the shared memory within smem_limit
     bytes; prefix starts the reason (e.g. "tma: ")."""
@@ -151,7 +152,7 @@ def check_pipeline(c, smem_limit, prefix=""):
     return True, ""
 
 
-def kernel_prefix(family, dtype, mode, grouped=False):
+def kernel_prefix(family: Family, dtype: DType, mode: QuantMode, grouped: bool = False) -> str:
     """The general part of every name: w4a16_<family>_<dtype>_u4_<mode> (grouped kernels:
     w4a16_grouped_<family>_...)."""
     return "w4a16_%s%s_%s_u4_%s" % ("grouped_" if grouped else "", family.value, dtype.value,

@@ -12,6 +12,7 @@ torch.matmul in bf16 (cuBLAS) the same way, as a cross-check of the library benc
 """
 import argparse
 import statistics
+from typing import Callable, Sequence
 
 import torch
 
@@ -21,7 +22,7 @@ GROUP = 128
 INNER_K_TILES = 8  # tinygemm's usual choice for large K (2, 4 or 8)
 
 
-def pack_int4(n, k, dev):
+def pack_int4(n: int, k: int, dev: torch.device) -> torch.Tensor:
     """Random 4-bit codes in the layout _convert_weight_to_int4pack expects for this torch."""
     q = torch.randint(0, 16, (n, k), dtype=torch.int32, device=dev)
     try:  # torch >= 2.5: uint8 [N, K/2], two codes per byte (high nibble first)
@@ -31,7 +32,7 @@ def pack_int4(n, k, dev):
         return torch._convert_weight_to_int4pack(q, INNER_K_TILES)
 
 
-def time_calls(fn_list, reps=15, warm=3):
+def time_calls(fn_list: Sequence[Callable[[], object]], reps: int = 15, warm: int = 3) -> float:
     """Median microseconds per call of a graph replaying fn_list in order."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -58,7 +59,7 @@ def time_calls(fn_list, reps=15, warm=3):
     return statistics.median(times)
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--m", default="1,2,4,8,16")
     ap.add_argument("--csv", default=None)

@@ -29,6 +29,7 @@ sm_90a schedule "tma" (runtime/cuda/gemv/gemv_tma.cuh): w4a16_gemv_<dtype>_u4_<m
          griddepcontrol.wait, overlapping the previous kernel)
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 
@@ -87,16 +88,16 @@ DEFAULT = {(16, 8, 512, 4, 8), (16, 8, 1024, 4, 8), (32, 8, 512, 4, 1), (32, 16,
            (64, 16, 256, 4, 8), (128, 16, 128, 4, 8)}
 
 
-def warps_k(tile_n):
+def warps_k(tile_n: int) -> int:
     """Warps along K of a CTA with tile_n rows (one 16-row block per warp along N)."""
     return WARPS * 16 // tile_n
 
 
-def name(dtype, mode, tn, tm, tk, stages, split):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int, split: int) -> str:
     return "%s_n%d_m%d_k%d_s%d_sk%d" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages, split)
 
 
-def smem_bytes(tn, tm, tk, stages, mode):
+def smem_bytes(tn: int, tm: int, tk: int, stages: int, mode: QuantMode) -> int:
     """Dynamic shared memory per CTA (w4a16_gemv_shape::SMEM_BYTES in runtime/cuda/gemv/gemv.cuh):
     per stage tile_m x (tile_k x 2 + 16) bytes of activations plus, per warp, 64 bytes of scales
     (and as many of zeros) per 64-wide tile; or the K-slice reduction buffer if that is larger."""
@@ -109,7 +110,7 @@ def smem_bytes(tn, tm, tk, stages, mode):
     return max(stages * stage, red)
 
 
-def tma_smem_bytes(rows, tm, stages, mode, group=32, tpw=4):
+def tma_smem_bytes(rows: int, tm: int, stages: int, mode: QuantMode, group: int = 32, tpw: int = 4) -> int:
     """w4a16_gemv_tma_layout_of (runtime/cuda/gemv/gemv_tma.cuh) at M = tile_m and the given group:
     per stage 4 TPW KB of weights, tile_m activation rows of 64 x 8 TPW / rows x 2 bytes and the
     stage's scale (zero) rows, rounded to 1024; the row-block reduction buffer; two 8-byte
@@ -124,18 +125,18 @@ def tma_smem_bytes(rows, tm, stages, mode, group=32, tpw=4):
     return stage * stages + red + 16 * stages + 1024  # + barriers + alignment slack of the base
 
 
-def tma_min_group(tm, mode):
+def tma_min_group(tm: int, mode: QuantMode) -> int:
     """tile_m 16 runs only the specialized consumer (two n8 token blocks per dequantized
     fragment): fine-grained groups of at least 128 (and per-column); the generic one spills there
     and is 1.5-3x slower than the register-staged kernels, so smaller groups are refused."""
     return 128 if tm == 16 and mode != QuantMode.PER_COLUMN_SCALE_ONLY else 32
 
 
-def tma_name(dtype, mode, tn, tm, tk, stages):
+def tma_name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> str:
     return "%s_n%d_m%d_k%d_s%d_tma" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages)
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, tpw, rows, tm, stages in itertools.product(DType, QuantMode, TMA_TPW, TMA_ROWS, TMA_TILE_M,
                                                                 TMA_STAGES):
         tn, tk = 16 * rows, 64 * 8 * tpw // rows
@@ -153,7 +154,7 @@ def enumerate():
                          smem_bytes=smem_bytes(tn, tm, tk, stages, mode), min_group=32, template=TEMPLATE)
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     if c.schedule == Schedule.GEMV_TMA:
         if c.tile_n // 16 not in TMA_ROWS or c.tile_n % 16 or c.tile_k * c.tile_n not in (8192 * 4, 8192 * 2):
             return False, "tma: tile_n = 16 x (1, 2, 4 or 8) and 16 or 8 KB of weights per stage"
@@ -172,7 +173,7 @@ def is_valid(c):
     return check_pipeline(c, SMEM_LIMIT)
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     if c.schedule == Schedule.GEMV_TMA:
         key = (c.tile_n, c.tile_m, c.tile_k * c.tile_n // 8192, c.stages)
         return key in TMA_DEFAULT or (key in TMA_DEFAULT_NO_ZEROS and c.mode != QuantMode.FINEGRAINED_SCALE_AND_ZEROS)

@@ -15,6 +15,7 @@ the dense one's (tile_k = K per stage = 64 x 8 TPW / R); N % 16 and K % 64 are e
 last column blocks and stages); at most 256 experts (the CTA's unit table).
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 from .gemv import tma_min_group, tma_smem_bytes, warps_k
@@ -51,11 +52,11 @@ TMA_TABLE_BYTES = (3 * 256 + 4) * 4  # W4A16_GGEMV_TMA_TABLE_BYTES
 TMA_TEMPLATE = "grouped_gemv_tma_kernel.cu.j2"
 
 
-def name(dtype, mode, tn, tm, tk, stages):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> str:
     return "%s_n%d_m%d_k%d_s%d" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk, stages)
 
 
-def smem_bytes(mode, tn, tm, tk, stages):
+def smem_bytes(mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> int:
     """Mirrors w4a16_ggemv_shape::SMEM."""
     scv = {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
            QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
@@ -65,18 +66,18 @@ def smem_bytes(mode, tn, tm, tk, stages):
     return max(stages * stage, red)
 
 
-def tma_smem(mode, tn, tm, tpw, stages):
+def tma_smem(mode: QuantMode, tn: int, tm: int, tpw: int, stages: int) -> int:
     """w4a16_ggemv_tma_smem at the smallest group the kernel takes (the size every launch asks
     for): the dense TMA GEMV's layout at M = tile_m and the unit table."""
     group = tma_min_group(tm, mode)
     return tma_smem_bytes(tn // 16, tm, stages, mode, group=group, tpw=tpw) + TMA_TABLE_BYTES
 
 
-def tma_name(dtype, mode, tn, tm, tk, stages):
+def tma_name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> str:
     return "%s_n%d_m%d_k%d_s%d_tma" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk, stages)
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, (tn, tm, tpw, stages) in itertools.product(DType, QuantMode, sorted(TMA_TILES)):
         tk = 64 * 8 * tpw // (tn // 16)
         yield Config(name=tma_name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=Arch.SM90A,
@@ -93,7 +94,7 @@ def enumerate():
                          k_multiple=64, template=TEMPLATE, grouped=True)
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     """Mirror of w4a16_ggemv_shape's (tma: w4a16_ggemv_tma_kernel's) static_asserts."""
     if c.schedule == Schedule.GEMV_TMA:
         if c.tile_n // 16 not in (2, 4, 8) or c.tile_n % 16 or c.tile_k * c.tile_n not in (8192 * 4, 8192 * 2):
@@ -115,7 +116,7 @@ def is_valid(c):
     return check_pipeline(c, SMEM_LIMIT)
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     if c.schedule == Schedule.GEMV_TMA:
         if c.tile_m == 16 and (c.dtype, c.mode, c.tile_n) in TMA_DEFAULT_M16_SPILLS:
             return False

@@ -6,6 +6,7 @@ Tiles, warps, shared memory and validity are the sm80 family's (generator/famili
 registered in the grouped table (``grouped``), run by ``w4a16_grouped_gemm``; no split-K.
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
 from . import sm80
@@ -19,11 +20,11 @@ TILES = {(128, 32, 128): (3,), (128, 64, 128): (3,), (256, 128, 64): (3,)}
 DEFAULT = {(128, 32, 128, 3), (128, 64, 128, 3), (256, 128, 64, 3)}
 
 
-def name(dtype, mode, tn, tm, tk, stages):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> str:
     return "%s_%dx%dx%d_s%d" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk, stages)
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, sorted(TILES)):
         for stages in TILES[(tn, tm, tk)]:
             yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
@@ -35,9 +36,9 @@ def enumerate():
                          grouped=True)
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     return sm80.is_valid(c)
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     return (c.tile_n, c.tile_m, c.tile_k, c.stages) in DEFAULT

@@ -11,6 +11,7 @@ were no faster), unit table and gather rows in shared memory; registered in the 
 activation map or, with a row index, gathered by the producer warpgroup's gather warps.
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
 from . import sm90
@@ -32,12 +33,12 @@ TILES = ((128, 64, 128, 2), (128, 64, 256, 2), (128, 96, 128, 2), (128, 128, 128
 DEFAULT = set(TILES) - {(256, 32, 128, 2)}
 
 
-def name(dtype, mode, tn, tm, tk, nc=2):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, nc: int = 2) -> str:
     return "%s_%dx%dx%d_1x1x1_%s%s" % (kernel_prefix(FAMILY, dtype, mode, grouped=True), tn, tm, tk,
                                        Schedule.COOPERATIVE.value, "" if nc == 2 else "_wg%d" % nc)
 
 
-def config(dtype, mode, tn, tm, tk, nc=2):
+def config(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, nc: int = 2) -> Config:
     """The grouped Hopper kernel of one tile: the sm90 family's stages and shared memory for a
     cooperative 1x1x1 kernel of nc consumer warpgroups with the grouped form's table."""
     sched = Schedule.COOPERATIVE
@@ -49,12 +50,12 @@ def config(dtype, mode, tn, tm, tk, nc=2):
                   n_multiple=16, k_multiple=64, template=TEMPLATE, grouped=True)
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, (tn, tm, tk, nc) in itertools.product(DType, QuantMode, TILES):
         yield config(dtype, mode, tn, tm, tk, nc)
 
 
-def scale_chunk(c):
+def scale_chunk(c: Config) -> int:
     """Mirror of Cfg::kScaleChunk (sm90/sm90_config.cuh): the k-blocks whose scale rows one copy
     brings, more than 1 only for tile_k 256 at 16 to 32 tokens."""
     if not (c.tile_k == 256 and 16 <= c.tile_m <= 32):
@@ -65,7 +66,7 @@ def scale_chunk(c):
     return chunk
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     """The sm90 family's rules and Cfg's grouped static_assert: no scale chunks (the grouped walk
     copies a unit's scale rows a k-block at a time)."""
     if scale_chunk(c) != 1:
@@ -73,5 +74,5 @@ def is_valid(c):
     return sm90.is_valid(c)
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     return (c.tile_n, c.tile_m, c.tile_k, sm90.consumers(c)) in DEFAULT

@@ -11,6 +11,7 @@ tiles, 4 otherwise); the warp layout inside the CTA is derived in the header
 (warp tile WN x WM with WM = min(tile_m, 64)).
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, check_pipeline, kernel_prefix
 
@@ -49,38 +50,38 @@ SMEM_LIMIT = 227 * 1024  # opt-in limit per block on sm80/sm90 (sm86/sm89 allow 
 DEFAULT = {(128, 16, 128, 3), (128, 32, 128, 3), (128, 64, 128, 3), (256, 128, 64, 3)}
 
 
-def name(dtype, mode, tn, tm, tk, stages):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> str:
     return "%s_%dx%dx%d_s%d" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, stages)
 
 
-def warps(tn, tm):
+def warps(tn: int, tm: int) -> int:
     return 8 if tn >= 256 or tm >= 128 else 4
 
 
-def scale_arrays(mode):
+def scale_arrays(mode: QuantMode) -> int:
     """Scale (and zero) arrays staged per pipeline stage; per-column scales go to the epilogue."""
     return {QuantMode.PER_COLUMN_SCALE_ONLY: 0, QuantMode.FINEGRAINED_SCALE_ONLY: 1,
             QuantMode.FINEGRAINED_SCALE_AND_ZEROS: 2}[mode]
 
 
-def smem_bytes(mode, tn, tm, tk, stages):
+def smem_bytes(mode: QuantMode, tn: int, tm: int, tk: int, stages: int) -> int:
     """Dynamic shared memory: max(pipeline, epilogue staging). Mirrors w4a16_sm80_cfg::kSmem."""
     stage = tn * tk // 2 + tm * tk * 2 + scale_arrays(mode) * (tk // 32) * tn * 2
     epilogue = tm * (tn + 8) * 2
     return max(stages * stage, epilogue)
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, (tn, tm, tk) in itertools.product(DType, QuantMode, sorted(TILES)):
         for stages in TILES[(tn, tm, tk)]:
-                yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
+            yield Config(name=name(dtype, mode, tn, tm, tk, stages), family=FAMILY, arch=ARCH,
                          dtype=dtype, mode=mode, tile_n=tn, tile_m=tm, tile_k=tk,
                          schedule=Schedule.MULTISTAGE, stages=stages, split_k=MAX_SPLIT_K,
                          threads=warps(tn, tm) * 32, smem_bytes=smem_bytes(mode, tn, tm, tk, stages),
                          n_multiple=N_MULTIPLE, k_multiple=K_MULTIPLE, template=TEMPLATE)
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     """Mirror of the header's static_asserts (so an invalid tile never reaches nvcc)."""
     nwarps = c.threads // 32
     wm = min(c.tile_m, 64)
@@ -98,5 +99,5 @@ def is_valid(c):
     return check_pipeline(c, SMEM_LIMIT)
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     return (c.tile_n, c.tile_m, c.tile_k, c.stages) in DEFAULT

@@ -11,6 +11,7 @@ four consumer warpgroups instead of two, 640 threads). Stages are derived from t
 shared-memory budget, not enumerated.
 """
 import itertools
+from typing import Iterator, Tuple
 
 from ..model import Arch, Config, DType, Family, QuantMode, Schedule, kernel_prefix
 
@@ -90,25 +91,26 @@ DEFAULT_WG4_TILES = {
 }
 
 
-def name(dtype, mode, tn, tm, tk, cn, cm, sched, nc=2):
+def name(dtype: DType, mode: QuantMode, tn: int, tm: int, tk: int, cn: int, cm: int, sched: Schedule,
+         nc: int = 2) -> str:
     return "%s_%dx%dx%d_%dx%dx1_%s%s" % (kernel_prefix(FAMILY, dtype, mode), tn, tm, tk, cn, cm, sched.value,
                                         "" if nc == 2 else "_wg%d" % nc)
 
 
-def threads(nc):
+def threads(nc: int) -> int:
     return 128 * (nc + 1)
 
 
-def consumers(c):
+def consumers(c: Config) -> int:
     """Consumer warpgroups of a config (threads = 128 x (consumers + 1))."""
     return c.threads // 128 - 1
 
 
-def _round(x, a):
+def _round(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
 
-def stage_bytes(mode, tn, tm, tk):
+def stage_bytes(mode: QuantMode, tn: int, tm: int, tk: int) -> int:
     zeros = mode == QuantMode.FINEGRAINED_SCALE_AND_ZEROS
     raw = tm * tk * 2 + tn * tk // 2 + (tk // 32) * tn * 2 * (2 if zeros else 1)
     return _round(raw, 1024)
@@ -119,24 +121,25 @@ def stage_bytes(mode, tn, tm, tk):
 GROUPED_TABLE_INTS = (3 * 256 + 1) // 4 * 4 + 4
 
 
-def grouped_table_bytes(tm):
+def grouped_table_bytes(tm: int) -> int:
     return GROUPED_TABLE_INTS * 4 + tm * 8
 
 
-def epilogue_bytes(tn, tm, sched, grouped=False):
+def epilogue_bytes(tn: int, tm: int, sched: Schedule, grouped: bool = False) -> int:
     # TM >= 64 (not the grouped form): dense swizzled boxes for the TMA store; else rows padded by 8
     # elements
     per = tm * tn * 2 if tm >= 64 and not grouped else tm * (tn + 8) * 2
     return (1 if sched == Schedule.COOPERATIVE else 2) * per
 
 
-def _fixed_bytes(tn, tm, sched, grouped=False):
+def _fixed_bytes(tn: int, tm: int, sched: Schedule, grouped: bool = False) -> int:
     # epilogue staging, 2 order barriers, the grouped form's table, 1024 bytes of alignment slack
     return (_round(epilogue_bytes(tn, tm, sched, grouped), 16) + 16 + (grouped_table_bytes(tm) if grouped else 0)
             + 1024)
 
 
-def smem_bytes(mode, tn, tm, tk, sched, stages, nc=2, grouped=False):
+def smem_bytes(mode: QuantMode, tn: int, tm: int, tk: int, sched: Schedule, stages: int, nc: int = 2,
+               grouped: bool = False) -> int:
     # stages + a full and an empty barrier per stage; a one-CTA-per-SM tile asks for more than
     # half an SM (Cfg::kSmemBytes), so smem_bytes <= SMEM_HALF_SM <=> two CTAs per SM
     raw = stages * (stage_bytes(mode, tn, tm, tk) + 16) + _fixed_bytes(tn, tm, sched, grouped)
@@ -145,12 +148,14 @@ def smem_bytes(mode, tn, tm, tk, sched, stages, nc=2, grouped=False):
     return raw
 
 
-def _fit(mode, tn, tm, tk, sched, limit, most, grouped=False):
+def _fit(mode: QuantMode, tn: int, tm: int, tk: int, sched: Schedule, limit: int, most: int,
+         grouped: bool = False) -> int:
     per = stage_bytes(mode, tn, tm, tk) + 16
     return max(0, min(most, (limit - _fixed_bytes(tn, tm, sched, grouped)) // per))
 
 
-def ctas_per_sm(mode, tn, tm, tk, sched, nc=2, grouped=False):
+def ctas_per_sm(mode: QuantMode, tn: int, tm: int, tk: int, sched: Schedule, nc: int = 2,
+                grouped: bool = False) -> int:
     """2 for register-light tiles of two consumer warpgroups with >= MIN_STAGES_2 stages in half
     an SM, else 1."""
     if nc != 2 or consumer_registers(mode, tn, tm, tk, sched) > LIGHT_REGS:
@@ -158,13 +163,14 @@ def ctas_per_sm(mode, tn, tm, tk, sched, nc=2, grouped=False):
     return 2 if _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2, grouped) >= MIN_STAGES_2 else 1
 
 
-def stages_for(mode, tn, tm, tk, sched, nc=2, grouped=False):
+def stages_for(mode: QuantMode, tn: int, tm: int, tk: int, sched: Schedule, nc: int = 2,
+               grouped: bool = False) -> int:
     if ctas_per_sm(mode, tn, tm, tk, sched, nc, grouped) == 2:
         return _fit(mode, tn, tm, tk, sched, SMEM_HALF_SM, MAX_STAGES_2, grouped)
     return _fit(mode, tn, tm, tk, sched, SMEM_LIMIT, MAX_STAGES, grouped)
 
 
-def consumer_registers(mode, tn, tm, tk, sched, nc=2):
+def consumer_registers(mode: QuantMode, tn: int, tm: int, tk: int, sched: Schedule, nc: int = 2) -> int:
     """Estimate of the live registers of a consumer thread (accumulators, converted A
     fragments, packed words, scales) plus addressing; ptxas -v has the last word."""
     rows = tn // nc if sched == Schedule.COOPERATIVE else tn
@@ -173,7 +179,7 @@ def consumer_registers(mode, tn, tm, tk, sched, nc=2):
     return r * tm // 2 + r * (tk // 16) * 4 + r * (tk // 64) * 4 + r * (tk // 16) * (2 if zeros else 1) + 40
 
 
-def enumerate():
+def enumerate() -> Iterator[Config]:
     for dtype, mode, tn, tm, tk, (cn, cm), sched, nc in itertools.product(
             DType, QuantMode, TILE_N, TILE_M, TILE_K, CLUSTERS, SCHEDULES, CONSUMERS):
         if nc != 2 and sched != Schedule.COOPERATIVE:
@@ -188,7 +194,7 @@ def enumerate():
                      n_multiple=16 if tails else 0, k_multiple=64 if tails else 0, template=TEMPLATE)
 
 
-def is_valid(c):
+def is_valid(c: Config) -> Tuple[bool, str]:
     nc = consumers(c)
     rows = c.tile_n // nc if c.schedule == Schedule.COOPERATIVE else c.tile_n
     if rows < 64 or rows % 64:
@@ -210,7 +216,7 @@ def is_valid(c):
     return True, ""
 
 
-def is_default(c):
+def is_default(c: Config) -> bool:
     key = (c.tile_n, c.tile_m, c.tile_k, c.cluster_n, c.cluster_m, c.schedule)
     if consumers(c) != 2:
         return consumers(c) == 4 and key in DEFAULT_WG4_TILES
