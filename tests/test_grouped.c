@@ -418,6 +418,56 @@ static void test_heuristic(void **state) {
   }
 }
 
+/* The rule's answers on random arguments (any E, rows, N, K, group, mode, dtype, row index, SM
+   count): OK exactly where some grouped kernel of the build implements the arguments, then
+   min(requested, those kernels) distinct kernels that each implement them, the first the same
+   whatever `requested` asks; NO_KERNEL with none returned where none does. */
+static void test_heuristic_random(void **state) {
+  (void)state;
+  test_rng rng = test_rng_fresh("test_grouped heuristic random");
+  static const int groups[] = {0, 32, 64, 128, 256};
+  static const w4a16_quant_mode modes[] = {W4A16_PER_COLUMN_SCALE_ONLY, W4A16_FINEGRAINED_SCALE_ONLY,
+                                           W4A16_FINEGRAINED_SCALE_AND_ZEROS};
+  static int32_t index_marker; /* (the rule only asks whether there is a row index) */
+  int ok_runs = 0;
+  for (int it = 0; it < 4000; ++it) {
+    w4a16_grouped_gemm_args a = base_args();
+    a.experts = 1 + (int64_t)(test_rng_next(&rng) % 256);
+    a.rows = (int64_t)(test_rng_next(&rng) % 3 ? test_rng_next(&rng) % 2048 : test_rng_next(&rng) % 65536);
+    a.n = 16 * (1 + (int64_t)(test_rng_next(&rng) % 1024));
+    a.mode = modes[test_rng_next(&rng) % 3];
+    a.group_size = a.mode == W4A16_PER_COLUMN_SCALE_ONLY ? 0 : groups[test_rng_next(&rng) % 5];
+    const int64_t k_step = a.group_size > 64 ? a.group_size : 64; /* K: whole groups */
+    a.k = k_step * (1 + (int64_t)(test_rng_next(&rng) % (16384 / k_step)));
+    a.dtype = test_rng_next(&rng) % 2 ? W4A16_DTYPE_BF16 : W4A16_DTYPE_F16;
+    a.row_index = test_rng_next(&rng) % 2 ? &index_marker : NULL;
+    const int sm = 1 + (int)(test_rng_next(&rng) % 200);
+    const int requested = 1 + (int)(test_rng_next(&rng) % 32); /* above and below the kernels that fit */
+    int avail = 0;
+    for (size_t i = 0; i < w4a16_grouped_kernel_count(); ++i)
+      if (w4a16_grouped_can_implement(w4a16_grouped_kernel_get(i), &a) == W4A16_STATUS_OK) ++avail;
+    const w4a16_kernel_desc *out[32], *first[1];
+    int got = -1, got1 = -1;
+    const w4a16_status st = w4a16_grouped_heuristic_query(&a, sm, requested, out, &got);
+    if (avail == 0) {
+      expect(st, W4A16_STATUS_NO_KERNEL, "no grouped kernel");
+      assert_int_equal(got, 0);
+      continue;
+    }
+    expect(st, W4A16_STATUS_OK, NULL);
+    assert_int_equal(got, avail < requested ? avail : requested);
+    for (int i = 0; i < got; ++i) {
+      expect(w4a16_grouped_can_implement(out[i], &a), W4A16_STATUS_OK, NULL);
+      for (int j = 0; j < i; ++j) assert_ptr_not_equal(out[i], out[j]);
+    }
+    expect(w4a16_grouped_heuristic_query(&a, sm, 1, first, &got1), W4A16_STATUS_OK, NULL);
+    assert_int_equal(got1, 1);
+    assert_ptr_equal(first[0], out[0]);
+    ++ok_runs;
+  }
+  if (w4a16_grouped_kernel_count() > 0) assert_true(ok_runs > 0);
+}
+
 /* ---------------------------------------------------------------- GPU: against the reference */
 
 typedef struct gcase {
@@ -893,6 +943,7 @@ int main(void) {
       cmocka_unit_test(test_profile_args),
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_heuristic),
+      cmocka_unit_test(test_heuristic_random),
       cmocka_unit_test(test_select_memo),
       cmocka_unit_test(test_kernels),
       cmocka_unit_test(test_bad_offsets),
