@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -23,7 +23,7 @@ __all__ = ["QuantizedWeight", "quantize", "pack", "unpack"]
 Array = Any  # numpy.ndarray or torch.Tensor
 
 
-def _torch():
+def _torch() -> Any:
     """The torch module if it is importable, else None (torch is an optional dependency)."""
     try:
         import torch
@@ -324,7 +324,7 @@ class QuantizedWeight:
         """The torch device of the tensors (``"cpu"`` for numpy arrays)."""
         return self.qweight.device if self.is_torch else "cpu"
 
-    def _map(self, fn) -> "QuantizedWeight":
+    def _map(self, fn: Callable[[Array, str], Array]) -> "QuantizedWeight":
         return QuantizedWeight(fn(self.qweight, "qweight"), fn(self.scales, "scales"),
                                None if self.zeros is None else fn(self.zeros, "zeros"),
                                group_size=self.group_size, n=self.n, k=self.k, dtype=self.dtype,

@@ -464,7 +464,7 @@ def _grouped_fake(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor],
     return a.new_empty((rows, n))
 
 
-def _grouped_not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
+def _grouped_not_cuda(a: Tensor, *args: object, **kwargs: object) -> Tensor:
     raise ValueError(f"w4a16.grouped_gemm: a is on {a.device}; the op runs on CUDA devices")
 
 
@@ -493,7 +493,7 @@ def _gemm_out_cuda(a: Tensor, w: Tensor, scales: Tensor, zeros: Optional[Tensor]
             out, perm)
 
 
-def _not_cuda(a: Tensor, *args, **kwargs) -> Tensor:
+def _not_cuda(a: Tensor, *args: object, **kwargs: object) -> Tensor:
     raise ValueError(f"w4a16.gemm: a is on {a.device}; the op runs on CUDA devices (move a, w, "
                      "scales, zeros, bias and perm to the GPU)")
 
