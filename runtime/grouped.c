@@ -356,7 +356,7 @@ static double grouped_rank(const w4a16_kernel_desc *kd, const w4a16_grouped_gemm
   /* sm80-class tensor-core: the token tile nearest the rows an expert (padding against reuse), then
      the column tile that fills the SMs */
   const double tile_cost = (double)kd->tile_m >= per_expert ? (double)kd->tile_m / per_expert : per_expert / kd->tile_m;
-  const double tiles = (double)used * ((per_expert + kd->tile_m - 1) / kd->tile_m) *
+  const double tiles = (double)used * ceil(per_expert / kd->tile_m) *
                        (double)((a->n + kd->tile_n - 1) / kd->tile_n);
   const double fill = tiles >= sm_count ? 0.0 : 1.0 - tiles / sm_count;
   return (decode ? 1e6 : 3000.0) + 100.0 * tile_cost + 10.0 * fill + kd->tile_n / 1024.0;
