@@ -209,6 +209,15 @@ static void test_replay(void **state) {
   expect_usage(run("tune", "--fit", "", NULL), "--fit", NULL);
   expect_usage(run("tune", "--fit", path, "--model", "llama3-8b", NULL), "--fit", NULL);
   expect_usage(run("tune", "--replay", "", NULL), "--replay", NULL);
+  /* a device line whose SM count is not a number: status 2 naming the value */
+  fd = open(path, O_WRONLY | O_TRUNC);
+  assert_true(fd >= 0);
+  const char *bad_sm = "# w4a16 tune --dump\tdevice=Fake\tsm_count=13x\tcc=90\n";
+  assert_int_equal(write(fd, bad_sm, strlen(bad_sm)), (ssize_t)strlen(bad_sm));
+  close(fd);
+  r = run("tune", "--replay", path, NULL);
+  assert_int_equal(r->status, 2);
+  assert_non_null(strstr(r->err, "sm_count '13x'"));
   /* not a dump: status 2 naming the file */
   fd = open(path, O_WRONLY | O_TRUNC);
   assert_true(fd >= 0);

@@ -722,8 +722,21 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
       int nf = split_fields(line, fl, 32);
       for (int i = 1; i < nf; ++i) {
         if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
-        if (strncmp(fl[i], "sm_count=", 9) == 0) d->sm = atoi(fl[i] + 9);
-        if (strncmp(fl[i], "cc=", 3) == 0) d->cc = atoi(fl[i] + 3);
+        const char *key = strncmp(fl[i], "sm_count=", 9) == 0 ? "sm_count" : strncmp(fl[i], "cc=", 3) == 0 ? "cc" : NULL;
+        if (key) {
+          const char *val = strchr(fl[i], '=') + 1;
+          int64_t v;
+          if (!parse_int(val, 1, INT32_MAX, &v)) {
+            fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s '%s' is not a positive integer\n", opt, path, lineno, key,
+                    val);
+            rc = 2;
+            break;
+          }
+          if (key[0] == 's')
+            d->sm = (int)v;
+          else
+            d->cc = (int)v;
+        }
         if (strncmp(fl[i], "mem_gbps=", 9) == 0) {
           int64_t v;
           if (!parse_int(fl[i] + 9, 0, INT32_MAX, &v)) {
