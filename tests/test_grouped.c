@@ -391,6 +391,52 @@ static void test_heuristic(void **state) {
       if (t96[i].tile_m == 96 && !have_t96) assert_int_equal(kd->tile_m, 128);
     }
   }
+  /* Each bound of the rule on both of its sides (the shapes: real layers' where one falls there):
+     the decode form up to 8 rows a used expert (64 experts, K = 1408: 8 rows, then the sm80-class
+     form at 9); the Hopper form above 16 rows where K >= 2048 (20 rows: N = K = 2048), the
+     sm80-class form there at K = 1408; the 32-token tile from 16 rows (Qwen3-30B-A3B's gate_up at
+     14 rows: the sm80-class form) where its units make two rounds of 132 SMs (40 experts x 8 column
+     tiles = 320 units at 20 rows; 24 x 8 = 192: the 64-token tile); the 96-token tile's four rounds
+     (8 experts x 64 column tiles = 512 units at 64 rows: the 64-token tile; 8 x 96 = 768: the
+     96-token tile); the 256-token tile from 512 rows an expert (64 experts, K = 1408: 448 rows the
+     128-token tile), from 256 where the expert passes 16 MB (Mixtral's gate_up at 224 rows: 128)
+     and its units make four rounds (N = 8192, K = 4096: 8 x 64 = 512 units at 256 rows: 128;
+     N = 12288: 768 units, 256). */
+  if (have_sm90) {
+    static const struct { int64_t experts, rows, n, k; int family, tile_m; } bounds[] = {
+        {64, 512, 2048, 1408, W4A16_FAMILY_GEMV, 0},    {64, 576, 2048, 1408, W4A16_FAMILY_SM80, 32},
+        {8, 160, 2048, 2048, W4A16_FAMILY_SM90, 64},    {8, 160, 2048, 1408, W4A16_FAMILY_SM80, 32},
+        {128, 1792, 1536, 2048, W4A16_FAMILY_SM80, 32}, {40, 800, 2048, 2048, W4A16_FAMILY_SM90, 32},
+        {8, 512, 8192, 4096, W4A16_FAMILY_SM90, 64},    {64, 28672, 2048, 1408, W4A16_FAMILY_SM90, 128},
+        {64, 32768, 2048, 1408, W4A16_FAMILY_SM90, 256}, {8, 1792, 28672, 4096, W4A16_FAMILY_SM90, 128},
+        {8, 2048, 8192, 4096, W4A16_FAMILY_SM90, 128},  {24, 480, 2048, 2048, W4A16_FAMILY_SM90, 64},
+        {8, 512, 12288, 4096, W4A16_FAMILY_SM90, 96},   {8, 2048, 12288, 4096, W4A16_FAMILY_SM90, 256}};
+    w4a16_grouped_gemm_args b = base_args();
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; ++i) {
+      const w4a16_kernel_desc *kd = heuristic_pick(&b, bounds[i].experts, bounds[i].rows, bounds[i].n, bounds[i].k);
+      if ((int)kd->family != bounds[i].family || (bounds[i].tile_m && kd->tile_m != bounds[i].tile_m))
+        fprintf(stderr, "bounds[%zu]: E = %lld, rows = %lld, N = %lld, K = %lld picked %s\n", i,
+                (long long)bounds[i].experts, (long long)bounds[i].rows, (long long)bounds[i].n,
+                (long long)bounds[i].k, kd->name);
+      assert_int_equal(kd->family, bounds[i].family);
+      if (bounds[i].tile_m) assert_int_equal(kd->tile_m, bounds[i].tile_m);
+    }
+    /* only the 256-token tile gathers the rows into the workspace first: the 128-token tile needs
+       none with a row index */
+    const w4a16_kernel_desc *t128 =
+        w4a16_grouped_kernel_find("w4a16_grouped_sm90_bf16_u4_fgs_128x128x128_1x1x1_cooperative");
+    if (t128) {
+      b.experts = 8;
+      b.rows = 8192;
+      b.n = 4096;
+      b.k = 4096;
+      b.row_index = index_marker;
+      b.a_rows = 4096;
+      size_t ws = 1;
+      expect(w4a16_grouped_gemm_workspace_size(t128, &b, &ws), W4A16_STATUS_OK, NULL);
+      assert_int_equal(ws, 0);
+    }
+  }
   /* the TMA decode form's column block by K and the balance of its units (the default build's three
      blocks) and its token tile (16 rows on the 64- and 128-row blocks from 1.5 rows a used expert
      where the group allows it, else 8): Mixtral's down at one token (two experts, long K) 32 rows,
