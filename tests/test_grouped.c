@@ -462,6 +462,24 @@ static void test_heuristic(void **state) {
     a.group_size = tma[i].group;
     assert_string_equal(heuristic_pick(&a, tma[i].experts, tma[i].rows, tma[i].n, tma[i].k)->name, tma[i].want);
   }
+  /* the decode forms' column-block bounds on both sides: the 128-row block from two rounds of the
+     CTAs (Qwen3-30B-A3B's down at two tokens: about 15 experts x 32 blocks of 64 rows = 1.8 rounds
+     of 264: 64 rows); the 32-row block where the 64-row units leave the busiest CTA more than 10 %
+     above the mean (10 experts x 64 blocks, K = 4096: 2.4 rounds, the last 0.4 full: 32 rows;
+     Mixtral's down at 32 tokens, 8 x 64 = 1.94 rounds: 64 rows); the
+     cp.async form (E > 256, beyond the TMA form's table) with the largest block from 1.9 CTAs an SM
+     (2 experts x 110 blocks of 128 rows = 220 CTAs, 1.7 an SM: 64 rows) */
+  static const struct { int64_t experts, rows, n, k; int tile_n; int tma; } blocks[] = {
+      {128, 16, 2048, 768, 64, 1}, {10, 40, 4096, 4096, 32, 1}, {8, 64, 4096, 14336, 64, 1},
+      {300, 2, 14080, 4096, 64, 0}};
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i) {
+    const w4a16_kernel_desc *kd = heuristic_pick(&a, blocks[i].experts, blocks[i].rows, blocks[i].n, blocks[i].k);
+    if (kd->tile_n != blocks[i].tile_n)
+      fprintf(stderr, "blocks[%zu]: %s\n", i, kd->name);
+    assert_int_equal(kd->family, W4A16_FAMILY_GEMV);
+    assert_int_equal(kd->schedule == W4A16_SCHEDULE_GEMV_TMA, blocks[i].tma);
+    assert_int_equal(kd->tile_n, blocks[i].tile_n);
+  }
 }
 
 /* The rule's answers on random arguments (any E, rows, N, K, group, mode, dtype, row index, SM
