@@ -227,6 +227,13 @@ static void test_stream_k_sm90(void **state) {
   size_t bytes = 0;
   assert_int_equal(w4a16_workspace_size(&k, &p, 132, &bytes), W4A16_STATUS_OK);
   assert_int_equal(bytes, (size_t)132 * 128 * 256 * sizeof(float) + 528);
+  /* the waves' fill and count bounds on both sides (132 slots): 120 tiles fill 91 % of a wave (no
+     stream-K); 320 tiles, 3 waves at 81 % (stream-K); 530 tiles, 5 waves at 80 % (none) */
+  const struct { int64_t m, n; int stream_k; } waves[] = {{256, 15360, 0}, {1024, 10240, 1}, {2560, 6784, 0}};
+  for (size_t i = 0; i < sizeof waves / sizeof waves[0]; ++i) {
+    w4a16_problem q = test_problem(waves[i].m, waves[i].n, 8192, 128, W4A16_FINEGRAINED_SCALE_ONLY, W4A16_DTYPE_BF16);
+    assert_int_equal(rules_plan(&k, &q).stream_k, waves[i].stream_k);
+  }
   /* two CTAs per SM: 264 slots, where 80 tiles split 3; at M = 512, 160 tiles take stream-K */
   k.smem_bytes = 100000;
   assert_int_equal(rules_plan(&k, &p).stream_k, 0);
