@@ -294,6 +294,31 @@ def test_errors_name_the_tensor_and_value():
         from_gptq(qweight, qzeros, scales, group_size=128, dtype="float32")
 
 
+
+def test_missing_and_malformed_tensors_named():
+    """Each layer importer names the tensor that is missing, of the wrong rank or dtype, or of the
+    wrong shape, and the config value a strategy lacks."""
+    qweight, qzeros, scales = _gptq_inputs()
+    with pytest.raises(TypeError, match=r"qweight is required"):
+        from_gptq(None, qzeros, scales, group_size=128)
+    with pytest.raises(TypeError, match=r"scales is required"):
+        from_gptq(qweight, qzeros, None, group_size=128)
+    with pytest.raises(ValueError, match=r"qweight must be 2-D"):
+        from_gptq(qweight.reshape(-1), qzeros, scales, group_size=128)
+    with pytest.raises(TypeError, match=r"g_idx must be an integer array, got dtype float32"):
+        from_gptq(qweight, qzeros, scales, np.zeros(K, np.float32), group_size=128)
+    with pytest.raises(ValueError, match=r"g_idx has shape \(255,\), expected \[K\] = \[256\]"):
+        from_gptq(qweight, qzeros, scales, np.zeros(K - 1, np.int32), group_size=128)
+    aw, _ = rp.awq_pack(np.zeros((N, K), int), np.zeros((2, N), int))
+    with pytest.raises(TypeError, match=r"qzeros is required"):
+        from_awq(aw, None, np.ones((2, N), np.float16), group_size=128)
+    packed = rp.ct_pack_to_int32(np.zeros((N, K), int))
+    with pytest.raises(ValueError, match=r'weight_scale has shape \(32, 2\): strategy "channel"'):
+        from_compressed_tensors(packed, np.ones((N, 2), np.float32), group_size=None,
+                                strategy="channel")
+    with pytest.raises(ValueError, match=r'group_size = None: strategy "group" needs a group size'):
+        from_compressed_tensors(packed, np.ones((N, 2), np.float32), group_size=None)
+
 def test_layout_errors():
     qweight, qzeros, scales = _gptq_inputs(n=8, k=K)
     with pytest.raises(ValueError, match=r"N % 16 == 0 and K % 64 == 0, got N = 8, K = 256"):
@@ -326,6 +351,10 @@ def test_awq_and_ct_errors():
         zp = np.zeros((N, 2), np.int8)
         zp[0, 1] = 9
         from_compressed_tensors(packed, scale, zp, group_size=128, symmetric=False)
+    with pytest.raises(ValueError, match=r"weight_zero_point is not zero but symmetric = True"):
+        zp = np.zeros((N, 2), np.int8)
+        zp[3, 0] = -1
+        from_compressed_tensors(packed, scale, zp, group_size=128)
     with pytest.raises(ValueError, match=r"weight_scale\[0, 0\] = inf is not finite"):
         bad = scale.copy()
         bad[0, 0] = np.inf
@@ -596,6 +625,79 @@ def test_load_missing_shard_and_config(tmp_path):
     with pytest.raises(ValueError, match=r"config.json: cannot read JSON"):
         load_quantized(tmp_path / "c")
 
+
+
+def _edit_qc(folder: Path, **changes: object) -> None:
+    """Set keys of folder's config.json quantization_config (a dotted key reaches into the
+    compressed-tensors group_0 weights args: "weights.type")."""
+    cfg = json.loads((folder / "config.json").read_text())
+    qc = cfg["quantization_config"]
+    for key, value in changes.items():
+        if key.startswith("weights_"):
+            qc["config_groups"]["group_0"]["weights"][key[len("weights_"):]] = value
+        elif key.startswith("group_"):
+            qc["config_groups"]["group_0"][key[len("group_"):]] = value
+        else:
+            qc[key] = value
+    (folder / "config.json").write_text(json.dumps(cfg))
+
+
+def test_load_errors_name_the_folder_file_or_setting(tmp_path):
+    """load_quantized refuses, naming what is wrong: a missing folder, a config that is not a JSON
+    object, a method or compressed-tensors scheme it does not import, a missing tensor or weight
+    map, no safetensors file."""
+    pytest.importorskip("safetensors")
+    with pytest.raises(ValueError, match=r"nowhere: no such checkpoint folder"):
+        load_quantized(tmp_path / "nowhere")
+    a = tmp_path / "array"
+    a.mkdir()
+    (a / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"config.json: expected a JSON object"):
+        load_quantized(a)
+    gptq = tmp_path / "gptq"
+    _gptq_checkpoint(gptq, 1, False, act=False, config_name="config.json")
+    _edit_qc(gptq, quant_method="bitsandbytes")
+    with pytest.raises(ValueError, match=r"quant_method = 'bitsandbytes' is not imported"):
+        load_quantized(gptq)
+    # a layer without its scales
+    noscale = tmp_path / "noscale"
+    _gptq_checkpoint(noscale, 1, False, act=False, config_name="config.json")
+    from safetensors.numpy import load_file, save_file
+    t = load_file(str(noscale / "model.safetensors"))
+    del t["model.layers.0.mlp.up_proj.scales"]
+    save_file(t, str(noscale / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"has no tensor model.layers.0.mlp.up_proj.scales"):
+        load_quantized(noscale)
+    # no safetensors file; a shard index without a weight map
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text((noscale / "config.json").read_text())
+    with pytest.raises(ValueError, match=r"no model.safetensors, model.safetensors.index.json"):
+        load_quantized(empty)
+    (empty / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}}))
+    with pytest.raises(ValueError, match=r"index.json: no weight_map"):
+        load_quantized(empty)
+    # AWQ without zero points
+    awq = tmp_path / "awq"
+    qweight, qzeros = rp.awq_pack(np.zeros((N, K), int), np.zeros((2, N), int))
+    _write(awq, {f"{LAYERS[0]}.qweight": qweight, f"{LAYERS[0]}.qzeros": qzeros,
+                 f"{LAYERS[0]}.scales": np.ones((2, N), np.float16)}, 1)
+    _config(awq, {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": False,
+                  "version": "gemm"})
+    with pytest.raises(ValueError, match=r"zero_point = False AWQ checkpoints are not imported"):
+        load_quantized(awq)
+    # compressed-tensors schemes it does not import, each named
+    cases = [({"group_input_activations": {"num_bits": 8, "type": "float"}}, r"quantizes activations"),
+             ({"group_targets": ["re:.*q_proj$"]}, r"up_proj: no config group targets it"),
+             ({"group_format": "float-quantized"}, r"format = 'float-quantized': only pack-quantized"),
+             ({"weights_type": "float"}, r"weights type = 'float': only int is imported"),
+             ({"weights_actorder": "sideways"}, r"actorder = 'sideways' is not understood")]
+    for i, (changes, message) in enumerate(cases):
+        folder = tmp_path / f"ct{i}"
+        _ct_checkpoint(folder, 1, True, "group", False)
+        _edit_qc(folder, **changes)
+        with pytest.raises(ValueError, match=message):
+            load_quantized(folder)
 
 def test_load_state_dict_torch(tmp_path):
     pytest.importorskip("safetensors")
