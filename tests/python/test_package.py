@@ -181,6 +181,8 @@ def test_pack_errors() -> None:
         w4a16.unpack(np.zeros((16, 32), np.uint8), n=32, k=64)
     with pytest.raises(TypeError, match="uint8"):
         w4a16.unpack(np.zeros((16, 32), np.int8))
+    with pytest.raises(ValueError, match=r"packed has shape \(512,\): give n and k"):
+        w4a16.unpack(np.zeros(512, np.uint8))
 
 
 # --- quantize --------------------------------------------------------------------------------
@@ -280,6 +282,11 @@ def test_quantize_errors() -> None:
         w4a16.quantize(w, dtype="float32")
     with pytest.raises(TypeError, match="int32 is not float32"):
         w4a16.quantize(np.zeros((16, 128), np.int32))
+    with pytest.raises(ValueError, match=r"weight must be 2-D \[N, K\], got shape \(2048,\)"):
+        w4a16.quantize(np.zeros(2048, np.float32))
+    for bad_group in (-2, 64.0, "64"):
+        with pytest.raises(ValueError, match=f"group_size {bad_group!r} is not a positive group size"):
+            w4a16.quantize(w, group_size=bad_group)
     bad = w.copy()
     bad[2, 7] = np.nan
     with pytest.raises(w4a16.W4A16Error, match=r"weight \[2, 7\] is not finite"):
@@ -312,6 +319,14 @@ def test_quantized_weight_validation_and_act_order(rng: np.random.Generator) -> 
                               k=128)
     with pytest.raises(ValueError, match=r"qweight has shape \(16, 32\)"):
         w4a16.QuantizedWeight(qw.qweight[:, :32], qw.scales, group_size=64, n=16, k=128)
+    with pytest.raises(ValueError, match=r"group_size 48 does not divide K = 128"):
+        w4a16.QuantizedWeight(qw.qweight, qw.scales, group_size=48, n=16, k=128)
+    with pytest.raises(ValueError, match=r"zeros have shape \(2, 8\), expected \[G, N\] = \[2, 16\]"):
+        w4a16.QuantizedWeight(qw.qweight, qw.scales, np.zeros((2, 8), np.float32), group_size=64,
+                              n=16, k=128)
+    with pytest.raises(ValueError, match=r"perm has shape \(127,\), expected \[K\] = \[128\]"):
+        w4a16.QuantizedWeight(qw.qweight, qw.scales, group_size=64, n=16, k=128,
+                              perm=np.arange(127))
     perm = rng.permutation(128)
     pw = w4a16.QuantizedWeight(qw.qweight, qw.scales, group_size=64, n=16, k=128,
                                dtype="bfloat16", perm=perm)
