@@ -65,6 +65,13 @@ static void test_null_pointers(void **state) {
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "act_order is 0");
   a = valid_args(); a.problem.act_order = 1; a.a_perm = (const int32_t *)(const void *)(buf[5] + 4);
   expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_MISALIGNED, "a_perm pointer");
+  a = valid_args(); a.alpha = NAN;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "alpha is NaN");
+  a = valid_args(); a.problem.mode = (w4a16_quant_mode)7;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "quant mode 7");
+  a = valid_args(); a.problem.mode = W4A16_PER_COLUMN_SCALE_ONLY; a.problem.group_size = 0; a.problem.k = 96;
+  a.problem.lda = 96;
+  expect(w4a16_gemm(&a, k, NULL, 0, NULL), W4A16_STATUS_INVALID_SHAPE, "K = 96 is not a multiple of 64");
 }
 
 /* flags: W4A16_GEMM_NO_PDL is the only bit; any other is refused, naming the value */

@@ -78,6 +78,22 @@ static void test_args(void **state) {
   a = base_args();
   a.flags = W4A16_GEMM_NO_PDL;
   expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_NULL_POINTER, "A (args->a)");
+  /* the shape checks every entry shares: a token matrix of more rows than the 32-bit index reaches */
+  static const int32_t an_index[1];
+  a = base_args();
+  a.row_index = an_index;
+  a.a_rows = (int64_t)INT32_MAX + 1;
+  expect(w4a16_grouped_heuristic_query(&a, 132, 1, (const w4a16_kernel_desc *[1]){NULL}, &(int){0}),
+         W4A16_STATUS_INVALID_SHAPE, "a_rows = 2147483648");
+  a = base_args();
+  const w4a16_kernel_desc *one[1];
+  int got = 0;
+  expect(w4a16_grouped_heuristic_query(&a, 132, 1, NULL, &got), W4A16_STATUS_NULL_POINTER, "out or returned");
+  expect(w4a16_grouped_heuristic_query(&a, -1, 1, one, &got), W4A16_STATUS_INVALID_VALUE, "sm_count = -1");
+  expect(w4a16_grouped_can_implement(NULL, &a), W4A16_STATUS_NULL_POINTER, "kernel is NULL");
+  if (w4a16_grouped_kernel_count() > 0)
+    expect(w4a16_grouped_gemm_workspace_size(w4a16_grouped_kernel_get(0), &a, NULL), W4A16_STATUS_NULL_POINTER,
+           "bytes is NULL");
   a = base_args();
   a.experts = 0;
   expect(w4a16_grouped_gemm(&a, NULL, NULL, 0, NULL), W4A16_STATUS_INVALID_VALUE, "experts = 0");

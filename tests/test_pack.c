@@ -67,6 +67,8 @@ static void test_bad_input(void **state) {
   assert_int_equal(w4a16_pack_weights(codes, 0, 64, packed), W4A16_STATUS_INVALID_SHAPE);
   assert_int_equal(w4a16_pack_weights(codes, -16, 64, packed), W4A16_STATUS_INVALID_SHAPE);
   assert_int_equal(w4a16_unpack_weights(NULL, 16, 64, codes), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_unpack_weights(packed, 16, 64, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_non_null(strstr(w4a16_last_error_message(), "codes"));
   assert_int_equal(w4a16_packed_size(16, 64, NULL), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_packed_size(16, 10, &bytes), W4A16_STATUS_INVALID_SHAPE);
   codes[5 * 64 + 7] = 16;

@@ -112,6 +112,15 @@ static void test_bad_input(void **state) {
                                   z), W4A16_STATUS_NULL_POINTER);
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_AND_ZEROS, 32, W4A16_DTYPE_F16, c,
                                   s, NULL), W4A16_STATUS_NULL_POINTER);
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, NULL,
+                                  s, z), W4A16_STATUS_NULL_POINTER);
+  assert_non_null(strstr(w4a16_last_error_message(), "codes"));
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c,
+                                  NULL, z), W4A16_STATUS_NULL_POINTER);
+  assert_non_null(strstr(w4a16_last_error_message(), "scales"));
+  assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, (w4a16_dtype)5, c, s,
+                                  z), W4A16_STATUS_INVALID_VALUE);
+  assert_non_null(strstr(w4a16_last_error_message(), "dtype 5"));
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 0, 64, W4A16_FINEGRAINED_SCALE_ONLY, 32, W4A16_DTYPE_F16, c, s,
                                   z), W4A16_STATUS_INVALID_SHAPE);
   assert_int_equal(w4a16_quantize(w, W4A16_HOST_F32, 16, 64, W4A16_FINEGRAINED_SCALE_ONLY, 48, W4A16_DTYPE_F16, c, s,
