@@ -720,32 +720,25 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
     char *fl[32];
     if (line[0] == '#') {
       int nf = split_fields(line, fl, 32);
-      for (int i = 1; i < nf; ++i) {
+      /* the device line's integer fields: name, smallest value, what a bad value is not, where it goes */
+      const struct { const char *name; int64_t lo; const char *what; int *out; } ints[] = {
+          {"sm_count", 1, "a positive integer", &d->sm},
+          {"cc", 1, "a positive integer", &d->cc},
+          {"mem_gbps", 0, "a bandwidth in GB/s (>= 0)", &d->mem_gbps}};
+      for (int i = 1; i < nf && rc == 0; ++i) {
         if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
-        const char *key = strncmp(fl[i], "sm_count=", 9) == 0 ? "sm_count" : strncmp(fl[i], "cc=", 3) == 0 ? "cc" : NULL;
-        if (key) {
-          const char *val = strchr(fl[i], '=') + 1;
+        const char *eq = strchr(fl[i], '=');
+        for (size_t j = 0; eq && j < sizeof ints / sizeof ints[0]; ++j) {
+          if ((size_t)(eq - fl[i]) != strlen(ints[j].name) || strncmp(fl[i], ints[j].name, (size_t)(eq - fl[i])) != 0)
+            continue;
           int64_t v;
-          if (!parse_int(val, 1, INT32_MAX, &v)) {
-            fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s '%s' is not a positive integer\n", opt, path, lineno, key,
-                    val);
+          if (!parse_int(eq + 1, ints[j].lo, INT32_MAX, &v)) {
+            fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s '%s' is not %s\n", opt, path, lineno, ints[j].name, eq + 1,
+                    ints[j].what);
             rc = 2;
             break;
           }
-          if (key[0] == 's')
-            d->sm = (int)v;
-          else
-            d->cc = (int)v;
-        }
-        if (strncmp(fl[i], "mem_gbps=", 9) == 0) {
-          int64_t v;
-          if (!parse_int(fl[i] + 9, 0, INT32_MAX, &v)) {
-            fprintf(stderr, "w4a16 tune: %s '%s' line %d: mem_gbps '%s' is not a bandwidth in GB/s (>= 0)\n", opt,
-                    path, lineno, fl[i] + 9);
-            rc = 2;
-            break;
-          }
-          d->mem_gbps = (int)v;
+          *ints[j].out = (int)v;
         }
       }
       if (rc != 0) break;
