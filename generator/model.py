@@ -141,14 +141,14 @@ class Config:
         return SCHEDULE_C[self.schedule]
 
 
-def check_pipeline(c: "Config", smem_limit: int, prefix: str = "") -> Tuple[bool, str]:
+def check_pipeline(c: Config, smem_limit: int) -> Tuple[bool, str]:
     """(ok, reason) for the multistage pipeline's two limits every cp.async family shares: at
     least two stages (one filling while one is read) and the shared memory within smem_limit
-    bytes; prefix starts the reason (e.g. "tma: ")."""
+    bytes."""
     if c.stages < 2:
-        return False, prefix + "at least 2 stages"
+        return False, "at least 2 stages"
     if c.smem_bytes > smem_limit:
-        return False, prefix + "shared memory %d > %d" % (c.smem_bytes, smem_limit)
+        return False, "shared memory %d > %d" % (c.smem_bytes, smem_limit)
     return True, ""
 
 
