@@ -628,8 +628,8 @@ def test_load_missing_shard_and_config(tmp_path):
 
 
 def _edit_qc(folder: Path, **changes: object) -> None:
-    """Set keys of folder's config.json quantization_config (a dotted key reaches into the
-    compressed-tensors group_0 weights args: "weights.type")."""
+    """Set keys of folder's config.json quantization_config; a key starting "weights_" sets the
+    compressed-tensors group_0's weights args ("weights_type"), "group_" group_0 itself."""
     cfg = json.loads((folder / "config.json").read_text())
     qc = cfg["quantization_config"]
     for key, value in changes.items():
