@@ -56,6 +56,8 @@ def _check(a: Tensor, perm: Tensor) -> int:
     if perm.shape != (k,):
         raise ValueError(f"w4a16.gather_k: perm has shape {tuple(perm.shape)}; it must be "
                          f"[K] = [{k}]")
+    if not perm.is_contiguous():
+        raise ValueError(f"w4a16.gather_k: perm (stride {perm.stride(0)}) must be contiguous")
     return k
 
 
@@ -63,8 +65,6 @@ def _gather_cuda(a: Tensor, perm: Tensor) -> Tensor:
     k = _check(a, perm)
     if perm.device != a.device:
         raise ValueError(f"w4a16.gather_k: perm is on {perm.device} but a is on {a.device}")
-    if not perm.is_contiguous():
-        raise ValueError("w4a16.gather_k: perm must be contiguous")
     out = torch.empty(a.shape, dtype=a.dtype, device=a.device)
     m = out.numel() // k
     if m == 0:

@@ -39,6 +39,10 @@ def test_fake_shape() -> None:
     (meta(4, 60), meta(60, dtype=torch.int32), ValueError, "K = 60"),
     (meta(4, 64), meta(64, dtype=torch.int64), TypeError, "perm has dtype torch.int64"),
     (meta(4, 64), meta(32, dtype=torch.int32), ValueError, r"perm has shape \(32,\)"),
+    (meta(4, 64), meta(128, dtype=torch.int32)[::2], ValueError,
+     r"perm \(stride 2\) must be contiguous"),
+    (torch.empty((), dtype=torch.bfloat16, device="meta"), meta(64, dtype=torch.int32), ValueError,
+     "a must have at least one dimension"),
 ])
 def test_fake_errors(a, perm, exc, msg) -> None:
     with pytest.raises(exc, match=msg):
