@@ -1,7 +1,8 @@
-"""``torch.ops.w4a16.grouped_gemm`` and ``w4a16.moe``: fake shapes, argument errors and routing
-(torch, no GPU); then on a GPU the op against a per-expert float64 reference (both dtypes, every
-mode, row gather, per-row scales, empty experts, 0..300 rows an expert; 512 rows an expert on rows
-gathered first), the status word of bad offsets, CUDA-graph replay with new routing, the MoE layer
+"""``torch.ops.w4a16.grouped_gemm`` and ``w4a16.moe``: fake shapes, argument errors, routing,
+stacked expert weights and ``MoE.from_float``'s quantization (torch, no GPU); then on a GPU the op
+against a per-expert float64 reference (both dtypes, every mode, row gather, per-row scales, empty
+experts, 0..300 rows an expert; 512 rows an expert on rows gathered first), the status word of bad
+offsets, device and layout refusals, CUDA-graph replay with new routing, the MoE layer
 against its dequantized weights, and (where ``transformers`` is installed) a tiny Mixtral /
 Qwen3-MoE sparse block with its experts replaced."""
 
@@ -73,6 +74,21 @@ def test_fake_shapes() -> None:
       meta(5, dtype=torch.int32), meta(9, dtype=torch.int64)), "row_index"),
     ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64), None,
       meta(5, dtype=torch.int32), None, meta(6, dtype=torch.float32)), "row_scale"),
+    ((meta(2, 7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64), None,
+      meta(5, dtype=torch.int32)), r"a has shape \(2, 7, 256\); it must be \[T, K\]"),
+    ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64, dtype=torch.float16), None,
+      meta(5, dtype=torch.int32)), "scales have dtype torch.float16"),
+    ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64),
+      meta(4, 2, 64, dtype=torch.float16), meta(5, dtype=torch.int32)),
+     "zeros have shape .* and dtype torch.float16"),
+    ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64), meta(4, 1, 64),
+      meta(5, dtype=torch.int32)), r"zeros have shape \(4, 1, 64\)"),
+    ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64), None,
+      meta(5, dtype=torch.int32), None, None, 128, 1.0, meta(1, dtype=torch.int64)),
+     "status has dtype torch.int64"),
+    ((meta(7, 256), meta(4, 64, 128, dtype=torch.uint8), meta(4, 2, 64), None,
+      meta(5, dtype=torch.int32), None, None, 128, 1.0, meta(0, dtype=torch.int32)),
+     "status .* 0 elements"),
 ])
 def test_bad_arguments(args, msg) -> None:
     with pytest.raises((ValueError, TypeError), match=msg):
@@ -86,6 +102,59 @@ def test_route() -> None:
     flat = ids.reshape(-1)
     assert flat[order].tolist() == [0, 0, 2, 2, 2, 3]
     assert row_index.tolist() == (order // 2).tolist()
+
+
+def test_grouped_weight_stack_and_checks() -> None:
+    """stack keeps each expert's bits (expert(i) and dequantize give back what quantize made);
+    mismatched experts, act-order, an empty list and bad shapes are refused by name."""
+    g = torch.Generator().manual_seed(int(np.random.default_rng().integers(1 << 31)))
+    ws = [torch.randn(64, 256, generator=g) * 0.05 for _ in range(3)]
+    qs = [w4a16.quantize(w, group_size=64, zero_point=True, dtype="bfloat16") for w in ws]
+    gw = GroupedQuantizedWeight.stack(qs)
+    assert (gw.experts, tuple(gw.qweight.shape), tuple(gw.scales.shape)) == \
+        (3, (3, 64, 128), (3, 4, 64))
+    for i, q in enumerate(qs):
+        assert torch.equal(gw.expert(i).qweight, torch.as_tensor(q.qweight))
+        assert torch.equal(gw.dequantize()[i], torch.as_tensor(q.dequantize()))
+    with pytest.raises(ValueError, match="no weights"):
+        GroupedQuantizedWeight.stack([])
+    other = w4a16.quantize(ws[0], group_size=128, zero_point=True, dtype="bfloat16")
+    with pytest.raises(ValueError, match="expert 1 is .*group 128"):
+        GroupedQuantizedWeight.stack([qs[0], other])
+    q = qs[1]
+    permuted = w4a16.QuantizedWeight(q.qweight, q.scales, q.zeros, group_size=64, n=64, k=256,
+                                     perm=np.arange(256))
+    with pytest.raises(ValueError, match="expert 1 has an act-order permutation"):
+        GroupedQuantizedWeight.stack([qs[0], permuted])
+    with pytest.raises(ValueError, match=r"qweight has shape \(3, 64, 128\), expected \[E, N, "
+                                         r"K/2\] = \[3, 64, 64\]"):
+        GroupedQuantizedWeight(gw.qweight, gw.scales, gw.zeros, group_size=64, n=64, k=128)
+    with pytest.raises(ValueError, match=r"zeros have shape \(3, 2, 64\), expected"):
+        GroupedQuantizedWeight(gw.qweight, gw.scales, gw.zeros[:, :2], group_size=64, n=64,
+                               k=256)
+
+
+def test_moe_from_float_and_shape_check() -> None:
+    """from_float quantizes each expert as w4a16.quantize does (gate rows then up rows);
+    gate_up and down of mismatched shapes are refused."""
+    g = torch.Generator().manual_seed(int(np.random.default_rng().integers(1 << 31)))
+    e, hid, inter = 2, 128, 64
+    gate, up = (torch.randn(e, inter, hid, generator=g) * 0.05 for _ in range(2))
+    down = torch.randn(e, hid, inter, generator=g) * 0.05
+    moe = MoE.from_float(gate, up, down, group_size=64)
+    assert (moe.experts, moe.hidden, moe.inter) == (e, hid, inter)
+    for x in range(e):
+        want = w4a16.quantize(torch.cat([gate[x], up[x]]), group_size=64, dtype="bfloat16")
+        assert torch.equal(moe.gate_up_weight().dequantize()[x],
+                           torch.as_tensor(want.dequantize()))
+        want = w4a16.quantize(down[x], group_size=64, dtype="bfloat16")
+        assert torch.equal(moe.down_weight().expert(x).qweight, torch.as_tensor(want.qweight))
+    narrow = GroupedQuantizedWeight.stack(
+        [w4a16.quantize(torch.randn(96, hid, generator=g), group_size=64)] * e)
+    with pytest.raises(ValueError, match=r"gate_up is \[2, 96, 128\] and down \[2, 128, 64\]"):
+        MoE(narrow, moe.down_weight())
+    with pytest.raises(ValueError, match=r"gate_up is \[2, 128, 128\] and down \[1, 128, 64\]"):
+        MoE(moe.gate_up_weight(), GroupedQuantizedWeight.stack([moe.down_weight().expert(0)]))
 
 
 # --- on a GPU --------------------------------------------------------------------------------
@@ -209,6 +278,20 @@ def test_bad_offsets_status() -> None:
         torch.cuda.synchronize()
         assert int(status) & bit, f"offsets {offs}: status {int(status)}"
         assert out.shape == (20, 128)
+
+
+@gpu
+def test_device_and_layout_errors() -> None:
+    """A tensor on another device or not contiguous is refused by name before any launch."""
+    gw = _experts(4, 64, 256, 128, False, torch.bfloat16, seed=2).to("cuda")
+    a = torch.randn(7, 256, dtype=torch.bfloat16, device="cuda")
+    offs = torch.tensor([0, 2, 2, 5, 7], dtype=torch.int32, device="cuda")
+    with pytest.raises(ValueError, match="offsets is on cpu but a is on cuda"):
+        torch.ops.w4a16.grouped_gemm(a, gw.qweight, gw.scales, None, offs.cpu())
+    strided = gw.scales.transpose(1, 2).contiguous().transpose(1, 2)
+    with pytest.raises(ValueError, match=r"scales \(shape \(4, 2, 64\), strides .*\) must be "
+                                         "contiguous"):
+        torch.ops.w4a16.grouped_gemm(a, gw.qweight, strided, None, offs)
 
 
 @gpu

@@ -54,6 +54,15 @@ def test_fake_shapes() -> None:
      ValueError, "group_size = 64 but scales"),
     ((meta(4, 256), meta(64, 128, dtype=torch.uint8), meta(1, 64)), ValueError,
      "one scale per column"),
+    ((torch.empty((), dtype=torch.bfloat16, device="meta"), meta(64, 128, dtype=torch.uint8),
+      meta(2, 64)),
+     ValueError, "a must have at least one dimension"),
+    ((meta(4, 256), meta(64, 128, 1, dtype=torch.uint8), meta(2, 64)), ValueError,
+     r"w has shape \(64, 128, 1\); it must be \[N, K/2\]"),
+    ((meta(4, 256), meta(64, 128, dtype=torch.uint8), meta(2, 64),
+      meta(2, 64, dtype=torch.float16)), TypeError, "zeros have dtype torch.float16"),
+    ((meta(4, 256), meta(64, 128, dtype=torch.uint8), meta(2, 64), None,
+      meta(64, dtype=torch.float16)), TypeError, "bias has dtype torch.float16"),
 ])
 def test_argument_errors(args, exc, msg) -> None:
     with pytest.raises(exc, match=msg):
@@ -80,6 +89,12 @@ def test_quantize_torch_matches_numpy() -> None:
         assert torch.equal(qt.dequantize(), torch.from_numpy(qn.dequantize()))
 
 
+def test_quantize_refuses_torch_float64() -> None:
+    with pytest.raises(TypeError, match="weight dtype torch.float64 is not float32, float16 or "
+                                        "bfloat16"):
+        w4a16.quantize(torch.zeros(64, 256, dtype=torch.float64), group_size=64)
+
+
 def test_replace_linears_reports_skips() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(512, 256), torch.nn.ReLU(),
                                 torch.nn.Linear(256, 40), torch.nn.Linear(40, 512))
@@ -93,6 +108,32 @@ def test_replace_linears_reports_skips() -> None:
     assert "in_features=512, out_features=256, group_size=128" in repr(lin)
     assert lin.qweight.shape == (256, 256) and lin.scales.shape == (4, 256)
     assert lin.dtype == torch.bfloat16 and lin.bias.dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("k,n,group,msg", [
+    (256, 64, 96, "group_size 96 does not divide in_features = 256"),
+    (256, 40, 128, "out_features = 40, in_features = 256"),
+    (96, 64, 32, "out_features = 64, in_features = 96"),
+])
+def test_linear_refuses_shapes(k, n, group, msg) -> None:
+    with pytest.raises(ValueError, match=msg):
+        w4a16.nn.Linear(k, n, group_size=group)
+
+
+def test_tune_reads_a_modules_linears() -> None:
+    """tune's problems come from a module's w4a16 linears (N, K, group, mode, dtype, each M);
+    a module without one is refused before anything runs."""
+    from w4a16 import _select
+    model = torch.nn.Sequential(w4a16.nn.Linear(256, 64, group_size=64, zero_point=True),
+                                torch.nn.ReLU(),
+                                w4a16.nn.Linear(64, 128, group_size=-1, dtype=torch.float16))
+    assert _select._problems_of(model, (1, 16), 128, None, "bfloat16") == [
+        (1, 64, 256, 64, _dtypes.FINEGRAINED_SCALE_AND_ZEROS, "bfloat16"),
+        (16, 64, 256, 64, _dtypes.FINEGRAINED_SCALE_AND_ZEROS, "bfloat16"),
+        (1, 128, 64, 64, _dtypes.PER_COLUMN_SCALE_ONLY, "float16"),
+        (16, 128, 64, 64, _dtypes.PER_COLUMN_SCALE_ONLY, "float16")]
+    with pytest.raises(ValueError, match="the module holds no w4a16.nn.Linear"):
+        w4a16.tune(torch.nn.Sequential(torch.nn.Linear(64, 64)), progress=False)
 
 
 def test_capture_buffer_outlives_its_replacement(monkeypatch) -> None:

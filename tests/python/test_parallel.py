@@ -232,6 +232,29 @@ def test_refusals_other(rng) -> None:
         fold_act_order([other], with_perm(qw, rng.permutation(512)))
     with pytest.raises(ValueError, match="1 biases given for 2 previous layers"):
         fold_act_order([other, other], qw, [None])
+    with pytest.raises(ValueError, match="dim 2 must be 0"):
+        shard_bias(np.zeros(64, np.float32), 0, 2, 2)
+    with pytest.raises(TypeError, match="order must hold integers, got dtype float64"):
+        permute_rows(qw, np.arange(64, dtype=np.float64))
+
+
+@needs_torch
+def test_module_refusals(rng) -> None:
+    """A row-parallel layer given the whole input checks its width; shard_mlp names a child
+    that is not a w4a16.nn.Linear."""
+    from w4a16.parallel import RowParallelLinear, shard_mlp
+    qw = make(rng, 64, 256, 64, False)[1]
+    row = RowParallelLinear.from_quantized(qw, None, 1, 2, input_is_parallel=False)
+    with pytest.raises(ValueError, match="x has 128 features, expected the whole K = 256"):
+        row.forward_local(torch.zeros(3, 128, dtype=torch.bfloat16))
+    mlp = torch.nn.Module()
+    mlp.gate_proj = w4a16.nn.Linear(256, 64)
+    mlp.up_proj = torch.nn.Linear(256, 64)
+    with pytest.raises(TypeError, match="Module.up_proj is Linear, not a w4a16.nn.Linear"):
+        shard_mlp(mlp, 0, 2)
+    mlp.up_proj = w4a16.nn.Linear(256, 64)
+    with pytest.raises(TypeError, match="Module.down_proj is NoneType"):
+        shard_mlp(mlp, 0, 2)
 
 
 # --- act-order folding ------------------------------------------------------------------------
