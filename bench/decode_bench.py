@@ -53,7 +53,10 @@ LINEARS = {"qkv": (HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), "o": (HIDDEN, HIDD
 DT = torch.bfloat16
 
 
-def make_weight(kind: str, n: int, k: int, dev: torch.device) -> Dict[str, torch.Tensor]:
+Weights = Dict[str, torch.Tensor]  # one linear's tensors: "w" (bf16), "q" + "s" or "q" + "sz"
+
+
+def make_weight(kind: str, n: int, k: int, dev: torch.device) -> Weights:
     """One linear's tensors for a variant (random: see the module docstring)."""
     if kind == "bf16":
         return {"w": (torch.randn(n, k, device=dev) * 0.02).to(DT)}
@@ -67,16 +70,19 @@ def make_weight(kind: str, n: int, k: int, dev: torch.device) -> Dict[str, torch
     return {"q": torch._convert_weight_to_int4pack(u8, 8), "sz": sz}
 
 
-def linear(kind: str, x: torch.Tensor, t: Dict[str, torch.Tensor],
+def linear(kind: str, x: torch.Tensor, t: Weights,
            perm: Optional[torch.Tensor] = None, gather: Optional[str] = None) -> torch.Tensor:
-    if gather == "is":
-        x = x.index_select(-1, perm)
-    elif gather == "op":
-        x = torch.ops.w4a16.gather_k(x, perm)
-    elif gather == "fused":  # the GEMM takes x's columns in perm's order itself
-        if kind != "w4a16":
-            raise ValueError(f"the fused act-order gather is w4a16's, not {kind}'s")
-        return torch.ops.w4a16.gemm(x, t["q"], t["s"], None, None, GROUP, 1.0, perm)
+    if gather is not None:
+        if perm is None:
+            raise ValueError(f"the act-order gather {gather!r} needs a permutation")
+        if gather == "is":
+            x = x.index_select(-1, perm)
+        elif gather == "op":
+            x = torch.ops.w4a16.gather_k(x, perm)
+        elif gather == "fused":  # the GEMM takes x's columns in perm's order itself
+            if kind != "w4a16":
+                raise ValueError(f"the fused act-order gather is w4a16's, not {kind}'s")
+            return torch.ops.w4a16.gemm(x, t["q"], t["s"], None, None, GROUP, 1.0, perm)
     if kind == "bf16":
         return F.linear(x, t["w"])
     if kind == "w4a16":
@@ -109,7 +115,10 @@ ACT_ORDER_KEY = {v: "step_act_order_us" if v == "all" else f"step_act_order_{v}_
 def make_layer_fn(kind: str, act_order: str, compile: bool = True) -> Callable:
     gathers = ACT_ORDER[act_order]
 
-    def layer(h, ln1, ln2, qkv, o, gate_up, down, kc, vc, pos, cos, sin, mask, perms):
+    def layer(h: torch.Tensor, ln1: torch.Tensor, ln2: torch.Tensor, qkv: Weights, o: Weights,
+              gate_up: Weights, down: Weights, kc: torch.Tensor, vc: torch.Tensor,
+              pos: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
+              perms: List[torch.Tensor]) -> torch.Tensor:
         b = h.shape[0]
         x = rms_norm(h, ln1)
         y = linear(kind, x, qkv, perms[0], gathers[0])
@@ -145,6 +154,8 @@ class Model:
     def lm_head(self, x: torch.Tensor, quantized: bool) -> torch.Tensor:
         """The LM head: bf16, or quantized like the layers' linears."""
         if quantized:
+            if self.head is None:
+                raise ValueError("the bf16 variant has no quantized LM head")
             return linear(self.kind, x, self.head)
         return F.linear(x, self.shared["lm_head"])
 
@@ -272,7 +283,7 @@ def main() -> None:
                     lambda: model.step(tokens, pos, quantized_head=True))
             results.append(row)
             print(row, flush=True)
-        model = None  # free its weights before the next variant
+        del model  # free its weights before the next variant
         torch.cuda.empty_cache()
     print(f"\n# decode_bench: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{args.layers} layers, context {CTX} (synthetic random weights)\n")

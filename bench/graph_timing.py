@@ -36,6 +36,15 @@ def capture(fn: Callable[[], object]) -> torch.cuda.CUDAGraph:
     return g
 
 
+def each_copy(fn: Callable[[int], object], copies: int) -> Callable[[], None]:
+    """A function that calls fn(c) for c = 0 .. copies - 1 in turn: one graph holding a launch per
+    weight copy (time it with ``launches=copies``)."""
+    def run() -> None:
+        for c in range(copies):
+            fn(c)
+    return run
+
+
 def replay_us(g: torch.cuda.CUDAGraph, launches: int = 1, reps: int = 20) -> float:
     """Median microseconds per launch over ``reps`` timed replays of g (holding ``launches``)."""
     times = []

@@ -34,14 +34,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
 import w4a16  # registers torch.ops.w4a16; w4a16.ops.GEMM_FLAGS for --pdl
 from w4a16 import _gemm, _lib
 
-from graph_timing import compare_us, graph_us
+from graph_timing import compare_us, each_copy, graph_us
 
 MODELS = {"Mixtral-8x7B": (8, 2, 4096, 14336), "Qwen3-30B-A3B": (128, 8, 2048, 768),
           "DeepSeek-V2-Lite": (64, 6, 2048, 1408)}
@@ -105,9 +106,24 @@ def candidates(e: int, rows: int, n: int, k: int, a_rows: int,
     return out
 
 
+@dataclass
+class Routing:
+    """One copy of a problem's routing, in the grouped layout (tensors on the GPU).
+
+    counts: rows per expert (host, for the dense loop); offs: int32 ``[E + 1]`` cumulative offsets;
+    ends: ``offs[1:]`` (torch._grouped_mm's ``offs``); idx: int32 ``[rows]``, the token of each
+    grouped row; rs: float32 ``[rows]``, the per-row scale.
+    """
+    counts: List[int]
+    offs: torch.Tensor
+    ends: torch.Tensor
+    idx: torch.Tensor
+    rs: torch.Tensor
+
+
 def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int, kind: str,
                gbps: float, l2: int, gen: torch.Generator, sweep: bool = False,
-               sweep_only: Optional[List[str]] = None) -> Dict:
+               sweep_only: Optional[List[str]] = None) -> Dict[str, Any]:
     rows = t * topk
     wbytes_one = e * (n * k // 2 + (k // GROUP) * n * 2)
     copies = max(2, min(8, math.ceil(4 * l2 / wbytes_one)))
@@ -120,46 +136,45 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
     gather = which == "gate_up"
     ids = [routing(t, e, topk, kind, gen) for _ in range(copies)]
     x = (torch.randn(t if gather else rows, k, device="cuda") * 0.5).to(torch.bfloat16)
-    rt = []
+    rt: List[Routing] = []
     for c in range(copies):
         flat = ids[c].reshape(-1)
         order = torch.sort(flat, stable=True).indices
         counts = torch.bincount(flat, minlength=e)
         offs = torch.zeros(e + 1, dtype=torch.int32)
         offs[1:] = torch.cumsum(counts, 0)
-        rt.append({"counts": counts.tolist(), "offs": offs.cuda(),
-                   "ends": offs[1:].contiguous().cuda(),
-                   "idx": (order // topk).to(torch.int32).cuda(),
-                   "rs": torch.rand(rows, device="cuda")})
-    xg = [x[r["idx"].long()].contiguous() if gather else x for r in rt]
+        rt.append(Routing(counts=counts.tolist(), offs=offs.cuda(),
+                          ends=offs[1:].contiguous().cuda(),
+                          idx=(order // topk).to(torch.int32).cuda(),
+                          rs=torch.rand(rows, device="cuda")))
+    xg = [x[r.idx.long()].contiguous() if gather else x for r in rt]
     out = torch.empty(rows, n, dtype=torch.bfloat16, device="cuda")
 
     def w4(c: int) -> None:
         r = rt[c]
-        torch.ops.w4a16.grouped_gemm(x, qw[c], sc[c], None, r["offs"],
-                                     r["idx"] if gather else None, None if gather else r["rs"],
-                                     GROUP)
+        torch.ops.w4a16.grouped_gemm(x, qw[c], sc[c], None, r.offs,
+                                     r.idx if gather else None, None if gather else r.rs, GROUP)
 
     def gmm(c: int) -> None:
-        torch._grouped_mm(xg[c], bw[c % 2], rt[c]["ends"])
+        torch._grouped_mm(xg[c], bw[c % 2], rt[c].ends)
 
     def loop(c: int) -> None:
         r = rt[c]
         lo = 0
-        for ex, cnt in enumerate(r["counts"]):
+        for ex, cnt in enumerate(r.counts):
             if cnt:
                 a = xg[c][lo:lo + cnt]
                 torch.ops.w4a16.gemm.out(a, qw[c][ex], sc[c][ex], None, None, GROUP,
                                          out=out[lo:lo + cnt])
             lo += cnt
 
-    row = {"model": model, "gemm": which, "tokens": t, "routing": kind, "experts": e, "n": n,
+    row: Dict[str, Any] = {"model": model, "gemm": which, "tokens": t, "routing": kind, "experts": e, "n": n,
            "k": k, "rows": rows, "copies": copies}
-    fns = {"w4a16": lambda: [w4(c) for c in range(copies)],
-           "loop": lambda: [loop(c) for c in range(copies)]}
+    fns: Dict[str, Callable[[], object]] = {"w4a16": each_copy(w4, copies),
+                                            "loop": each_copy(loop, copies)}
     try:  # torch without _grouped_mm for this device / dtype: NaN and the error in the row
         gmm(0)
-        fns["grouped_mm"] = lambda: [gmm(c) for c in range(copies)]
+        fns["grouped_mm"] = each_copy(gmm, copies)
     except RuntimeError as exc:
         row["grouped_mm_error"] = str(exc)[:200]
     if sweep:  # every grouped kernel named, through the raw call (with the workspace of those that
@@ -170,16 +185,16 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
                 r = rt[c]
                 _gemm.grouped_gemm_raw(e, rows, n, k, k, n, x.shape[0], GROUP, 1, 1, False,
                                        x.data_ptr(), qw[c].data_ptr(), sc[c].data_ptr(), 0,
-                                       r["offs"].data_ptr(), r["idx"].data_ptr() if gather else 0,
-                                       0 if gather else r["rs"].data_ptr(), out.data_ptr(), 1.0, 0,
+                                       r.offs.data_ptr(), r.idx.data_ptr() if gather else 0,
+                                       0 if gather else r.rs.data_ptr(), out.data_ptr(), 1.0, 0,
                                        torch.cuda.current_stream().cuda_stream, addr,
                                        w4a16.ops.GEMM_FLAGS, ws.data_ptr(), ws.numel())
-            fns["sweep:" + name] = lambda raw=raw: [raw(c) for c in range(copies)]
+            fns["sweep:" + name] = each_copy(raw, copies)
     us = compare_us(fns, copies)
     row["w4a16_us"] = us["w4a16"]
     row["grouped_mm_us"] = us.get("grouped_mm", float("nan"))
     row["loop_us"] = us["loop"]
-    used = sum(sum(1 for cnt in r["counts"] if cnt) for r in rt) / copies
+    used = sum(sum(1 for cnt in r.counts if cnt) for r in rt) / copies
     a_bytes = (t if gather else rows) * k * 2
     floor_bytes = used * (n * k // 2 + (k // GROUP) * n * 2) + a_bytes + rows * n * 2
     row["experts_used"] = used
@@ -187,7 +202,7 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
     row["floor_frac"] = row["floor_us"] / row["w4a16_us"]
     row["vs_grouped_mm"] = row["grouped_mm_us"] / row["w4a16_us"]
     row["vs_loop"] = row["loop_us"] / row["w4a16_us"]
-    row["kernel"] = chosen_kernel(e, rows, n, k, t, rt[0]["idx"].data_ptr() if gather else 0)
+    row["kernel"] = chosen_kernel(e, rows, n, k, t, rt[0].idx.data_ptr() if gather else 0)
     if sweep:
         row["sweep"] = {name[6:]: v for name, v in us.items() if name.startswith("sweep:")}
     del qw, sc, bw

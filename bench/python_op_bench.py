@@ -31,7 +31,7 @@ import torch
 import w4a16
 from w4a16 import _gemm, _lib, ops
 
-from graph_timing import graph_us
+from graph_timing import each_copy, graph_us
 
 LAYERS = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (10240, 8192),
           (8192, 8192), (57344, 8192), (8192, 28672)]
@@ -67,9 +67,9 @@ def bench_graph(ms: List[int], quick: bool) -> List[Dict]:
                                wsbuf.data_ptr(), need,
                                torch.cuda.current_stream().cuda_stream, 0, _lib.GEMM_NO_PDL)
 
-            t_raw = graph_us(lambda: [raw(c) for c in range(copies)], copies)
-            t_op = graph_us(lambda: [op(c) for c in range(copies)], copies)
-            t_raw2 = graph_us(lambda: [raw(c) for c in range(copies)], copies)
+            t_raw = graph_us(each_copy(raw, copies), copies)
+            t_op = graph_us(each_copy(op, copies), copies)
+            t_raw2 = graph_us(each_copy(raw, copies), copies)
             rows.append({"n": n, "k": k, "m": m, "c_us": min(t_raw, t_raw2), "op_us": t_op,
                          "spread_c": abs(t_raw - t_raw2) / min(t_raw, t_raw2),
                          "ratio": t_op / min(t_raw, t_raw2)})
