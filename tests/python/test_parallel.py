@@ -73,6 +73,15 @@ def test_exported() -> None:
     assert w4a16.shard is parallel.shard
 
 
+@pytest.mark.skipif(torch is not None, reason="torch is installed (python_tests_without_torch "
+                                              "hides it)")
+def test_modules_without_torch_name_it() -> None:
+    with pytest.raises(ImportError, match=r"w4a16.parallel.ColumnParallelLinear needs torch"):
+        parallel.ColumnParallelLinear
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        parallel.nothing
+
+
 @pytest.mark.parametrize("group,zp", MODES)
 @pytest.mark.parametrize("ws", [1, 2, 4])
 def test_n_split_is_a_row_slice(rng, group, zp, ws) -> None:
