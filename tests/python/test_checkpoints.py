@@ -378,6 +378,11 @@ def test_torch_inputs():
     ct = from_compressed_tensors(torch.from_numpy(wp), torch.from_numpy(scales.T.copy())
                                  .to(torch.bfloat16), group_size=g)
     assert ct.is_torch and ct.scales.dtype == torch.bfloat16
+    with pytest.raises(TypeError, match=r"scales must be a float tensor \[G, N\], got dtype "
+                                        "torch.int32"):
+        from_gptq(torch.from_numpy(qweight), torch.from_numpy(qzeros),
+                  torch.from_numpy(scales).to(torch.int32), torch.from_numpy(g_idx),
+                  group_size=g, sym=False)
 
 
 # --- load_quantized on synthetic checkpoint folders -----------------------------------------------
@@ -608,6 +613,22 @@ def test_load_corrupt_files(tmp_path):
         (folder / "model.safetensors").write_bytes(blob)
         with pytest.raises(ValueError, match=r"model.safetensors.*(corrupt or truncated)"):
             load_quantized(folder)
+
+
+def test_bf16_tensor_truncated_after_open(tmp_path):
+    """A BF16 tensor (read from the file's bytes, numpy having no bfloat16) whose file shrinks
+    after the header was validated is refused by name, not read short."""
+    pytest.importorskip("safetensors")
+    from w4a16.checkpoints import _TensorReader
+    path = tmp_path / "model.safetensors"
+    _save(path, {"a": np.ones((4, 8), np.float32), "b": np.full((64,), 0.5, np.float32)},
+          bf16=("b",))
+    with _TensorReader([path]) as reader:
+        np.testing.assert_array_equal(reader.get("b"), np.full((64,), 0.5, np.float32))
+        data = path.read_bytes()
+        path.write_bytes(data[:-16])
+        with pytest.raises(ValueError, match=r"model.safetensors: tensor b is truncated"):
+            reader.get("b")
 
 
 def test_load_missing_shard_and_config(tmp_path):
