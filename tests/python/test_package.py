@@ -27,6 +27,19 @@ def test_version_matches_library() -> None:
     assert lib.w4a16_version() == major * 10000 + minor * 100 + patch
 
 
+def test_torch_registration_follows_torch() -> None:
+    """HAS_TORCH is whether torch imports (python_tests_without_torch hides it); the ops are
+    registered exactly then."""
+    import sys
+    try:
+        import torch  # noqa: F401
+        has_torch = True
+    except ImportError:
+        has_torch = False
+    assert w4a16.HAS_TORCH is has_torch
+    assert ("w4a16.ops" in sys.modules) is has_torch
+
+
 def test_info_and_kernels() -> None:
     info = w4a16.info()
     assert info["version"] == w4a16.__version__
