@@ -168,8 +168,8 @@ def bench_gemm(model: str, which: str, e: int, topk: int, n: int, k: int, t: int
                                          out=out[lo:lo + cnt])
             lo += cnt
 
-    row: Dict[str, Any] = {"model": model, "gemm": which, "tokens": t, "routing": kind, "experts": e, "n": n,
-           "k": k, "rows": rows, "copies": copies}
+    row: Dict[str, Any] = {"model": model, "gemm": which, "tokens": t, "routing": kind,
+                           "experts": e, "n": n, "k": k, "rows": rows, "copies": copies}
     fns: Dict[str, Callable[[], object]] = {"w4a16": each_copy(w4, copies),
                                             "loop": each_copy(loop, copies)}
     try:  # torch without _grouped_mm for this device / dtype: NaN and the error in the row
