@@ -727,13 +727,13 @@ static int load_dump(const char *path, const char *opt, dump_data *d) {
           {"mem_gbps", 0, "a bandwidth in GB/s (>= 0)", &d->mem_gbps}};
       for (int i = 1; i < nf && rc == 0; ++i) {
         if (strncmp(fl[i], "device=", 7) == 0) snprintf(d->device, sizeof d->device, "%s", fl[i] + 7);
-        const char *eq = strchr(fl[i], '=');
-        for (size_t j = 0; eq && j < sizeof ints / sizeof ints[0]; ++j) {
-          if ((size_t)(eq - fl[i]) != strlen(ints[j].name) || strncmp(fl[i], ints[j].name, (size_t)(eq - fl[i])) != 0)
-            continue;
+        for (size_t j = 0; j < sizeof ints / sizeof ints[0]; ++j) {
+          const size_t nlen = strlen(ints[j].name);
+          if (strncmp(fl[i], ints[j].name, nlen) != 0 || fl[i][nlen] != '=') continue;
+          const char *val = fl[i] + nlen + 1;
           int64_t v;
-          if (!parse_int(eq + 1, ints[j].lo, INT32_MAX, &v)) {
-            fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s '%s' is not %s\n", opt, path, lineno, ints[j].name, eq + 1,
+          if (!parse_int(val, ints[j].lo, INT32_MAX, &v)) {
+            fprintf(stderr, "w4a16 tune: %s '%s' line %d: %s '%s' is not %s\n", opt, path, lineno, ints[j].name, val,
                     ints[j].what);
             rc = 2;
             break;
