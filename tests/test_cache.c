@@ -731,12 +731,6 @@ static void test_threads(void **state) {
   w4a16_config_cache_close(c);
 }
 
-/* a NULL-argument refusal: NULL_POINTER, and the message names the argument */
-static void expect_null_message(w4a16_status st, const char *needle) {
-  assert_int_equal(st, W4A16_STATUS_NULL_POINTER);
-  assert_non_null(strstr(w4a16_last_error_message(), needle));
-}
-
 static void test_store_arguments(void **state) {
   scratch *s = *state;
   w4a16_cache_env env = fake_env();
@@ -764,23 +758,25 @@ static void test_store_arguments(void **state) {
   int n = 7;
   assert_int_equal(w4a16_config_cache_lookup(c, &p, got, 0, &n), W4A16_STATUS_INVALID_VALUE);
   assert_int_equal(w4a16_config_cache_lookup(NULL, &p, got, 4, &n), W4A16_STATUS_NULL_POINTER);
-  expect_null_message(w4a16_config_cache_lookup(c, NULL, got, 4, &n), "problem is NULL");
-  expect_null_message(w4a16_config_cache_lookup(c, &p, NULL, 4, &n), "kernels or returned is NULL");
-  expect_null_message(w4a16_config_cache_lookup(c, &p, got, 4, NULL), "kernels or returned is NULL");
+  expect_status(w4a16_config_cache_lookup(c, NULL, got, 4, &n), W4A16_STATUS_NULL_POINTER, "problem is NULL");
+  const char *lookup_null = "kernels or returned is NULL";
+  expect_status(w4a16_config_cache_lookup(c, &p, NULL, 4, &n), W4A16_STATUS_NULL_POINTER, lookup_null);
+  expect_status(w4a16_config_cache_lookup(c, &p, got, 4, NULL), W4A16_STATUS_NULL_POINTER, lookup_null);
   assert_int_equal(w4a16_config_cache_lookup(c, &p, got, 4, &n), W4A16_STATUS_NO_KERNEL);
   assert_int_equal(n, 0);
   w4a16_problem key;
   assert_int_equal(w4a16_config_cache_entry(c, 0, &key, got, 4, &n), W4A16_STATUS_INVALID_VALUE);
   const char *entry_null = "cache, key, kernels or returned is NULL";
-  expect_null_message(w4a16_config_cache_entry(NULL, 0, &key, got, 4, &n), entry_null);
-  expect_null_message(w4a16_config_cache_entry(c, 0, NULL, got, 4, &n), entry_null);
-  expect_null_message(w4a16_config_cache_entry(c, 0, &key, NULL, 4, &n), entry_null);
-  expect_null_message(w4a16_config_cache_entry(c, 0, &key, got, 4, NULL), entry_null);
-  expect_null_message(w4a16_config_cache_reload(NULL), "cache is NULL");
-  expect_null_message(w4a16_cache_env_current(NULL), "env is NULL");
+  expect_status(w4a16_config_cache_entry(NULL, 0, &key, got, 4, &n), W4A16_STATUS_NULL_POINTER, entry_null);
+  expect_status(w4a16_config_cache_entry(c, 0, NULL, got, 4, &n), W4A16_STATUS_NULL_POINTER, entry_null);
+  expect_status(w4a16_config_cache_entry(c, 0, &key, NULL, 4, &n), W4A16_STATUS_NULL_POINTER, entry_null);
+  expect_status(w4a16_config_cache_entry(c, 0, &key, got, 4, NULL), W4A16_STATUS_NULL_POINTER, entry_null);
+  expect_status(w4a16_config_cache_reload(NULL), W4A16_STATUS_NULL_POINTER, "cache is NULL");
+  expect_status(w4a16_cache_env_current(NULL), W4A16_STATUS_NULL_POINTER, "env is NULL");
   assert_int_equal(w4a16_config_cache_open(s->path, &env, fake, NFAKE, NULL), W4A16_STATUS_NULL_POINTER);
   w4a16_config_cache *x = (w4a16_config_cache *)1;
-  expect_null_message(w4a16_config_cache_open(s->path, &env, NULL, 3, &x), "table is NULL with count 3");
+  expect_status(w4a16_config_cache_open(s->path, &env, NULL, 3, &x), W4A16_STATUS_NULL_POINTER,
+                "table is NULL with count 3");
   assert_null(x);
   x = (w4a16_config_cache *)1;
   assert_int_equal(w4a16_config_cache_open("", &env, fake, NFAKE, &x), W4A16_STATUS_INVALID_VALUE);

@@ -30,11 +30,6 @@ static int have_gpu(void) {
   return 1;
 }
 
-static void expect_status(w4a16_status got, w4a16_status want, const char *needle) {
-  assert_int_equal(got, want);
-  if (needle) assert_non_null(strstr(w4a16_last_error_message(), needle));
-}
-
 static void test_bad_arguments(void **state) {
   (void)state;
   /* fake, well-aligned addresses: every check below fails before anything is read */

@@ -24,6 +24,15 @@ static inline w4a16_status test_query_table_mem(const w4a16_kernel_desc *table, 
   return w4a16_heuristic_query_ex(p, &o, requested, out, returned);
 }
 
+#ifdef cmocka_unit_test
+/* a cmocka check of a status: got == want and, where needle is not NULL, the library's last error
+   message contains it */
+static inline void expect_status(w4a16_status got, w4a16_status want, const char *needle) {
+  assert_int_equal(got, want);
+  if (needle) assert_non_null(strstr(w4a16_last_error_message(), needle));
+}
+#endif
+
 /* the same for a device of unknown bandwidth */
 static inline w4a16_status test_query_table(const w4a16_kernel_desc *table, size_t count, int sm_count, int cc,
                                             const w4a16_problem *p, int requested, w4a16_heuristic_result *out,
